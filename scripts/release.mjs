@@ -1,0 +1,42 @@
+// `pnpm release`: version every package with pending changesets, build, and publish to
+// the private registry the environment names.
+//
+//   INSOMNIA_REGISTRY=https://npm.example.internal/ pnpm release
+//
+// The registry is passed to npm/pnpm as the scoped setting `@insomnia:registry`, which
+// takes precedence over each package's `publishConfig.registry` (the default target).
+// Authentication comes from the usual npm config (`//host/:_authToken=...` in .npmrc or
+// NPM_CONFIG_USERCONFIG).
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const registry = process.env.INSOMNIA_REGISTRY ?? process.env["npm_config_@insomnia:registry"];
+if (!registry) {
+  console.error(
+    "release: no registry named. Set INSOMNIA_REGISTRY (e.g. INSOMNIA_REGISTRY=http://127.0.0.1:4873/ pnpm release).",
+  );
+  process.exit(2);
+}
+const env = { ...process.env, "npm_config_@insomnia:registry": registry };
+
+function run(command, args) {
+  console.error(`release: ${command} ${args.join(" ")}`);
+  const result = spawnSync(command, args, { cwd: root, env, stdio: "inherit" });
+  if (result.status !== 0) {
+    console.error(`release: \`${command} ${args.join(" ")}\` failed (exit ${result.status ?? result.signal}).`);
+    process.exit(1);
+  }
+}
+
+const pending = readdirSync(new URL("../.changeset/", import.meta.url)).filter(
+  (f) => f.endsWith(".md") && f !== "README.md",
+);
+if (pending.length > 0) {
+  run("pnpm", ["exec", "changeset", "version"]);
+} else {
+  console.error("release: no pending changesets; publishing the current versions.");
+}
+run("pnpm", ["run", "build"]);
+run("pnpm", ["exec", "changeset", "publish"]);

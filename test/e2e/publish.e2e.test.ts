@@ -1,0 +1,163 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type LocalRegistry, startRegistry } from "./registry.ts";
+
+const repoRoot = join(import.meta.dirname, "..", "..");
+const packages = ["scope", "manifest", "prompt-loader", "template", "worker", "pod", "cli"];
+
+let work: string;
+let registry: LocalRegistry | undefined;
+
+/** Runs a command, failing with its output when it exits non-zero. */
+function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): string {
+  const result = spawnSync(command, args, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(" ")} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  }
+  return result.stdout;
+}
+
+/** A copy of the working tree (tracked and new files, no ignored ones) as its own git repo. */
+function copyRepo(to: string): void {
+  const files = execFileSync("git", ["ls-files", "-co", "--exclude-standard", "-z"], { cwd: repoRoot, encoding: "utf8" })
+    .split("\0")
+    .filter(Boolean);
+  for (const file of files) {
+    const target = join(to, file);
+    mkdirSync(dirname(target), { recursive: true });
+    try {
+      cpSync(join(repoRoot, file), target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error; // deleted but not yet staged
+    }
+  }
+  const git = { GIT_AUTHOR_NAME: "e2e", GIT_AUTHOR_EMAIL: "e2e@localhost", GIT_COMMITTER_NAME: "e2e", GIT_COMMITTER_EMAIL: "e2e@localhost" };
+  run("git", ["init", "-q", "-b", "main"], { cwd: to });
+  run("git", ["add", "-A"], { cwd: to });
+  run("git", ["commit", "-q", "-m", "e2e snapshot"], { cwd: to, env: git });
+}
+
+/** A consumer project outside the workspace that takes @insomnia/* from the local registry. */
+function consumerProject(name: string): string {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }, null, 2));
+  const token = readFileSync(registry!.userconfig, "utf8");
+  writeFileSync(join(dir, ".npmrc"), `@insomnia:registry=${registry!.url}\n${token}`);
+  return dir;
+}
+
+function npmInstall(dir: string, specs: string[]): void {
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...specs], { cwd: dir });
+}
+
+beforeAll(async () => {
+  work = realpathSync(mkdtempSync(join(tmpdir(), "insomnia-e2e-")));
+  registry = await startRegistry(repoRoot, join(work, "registry"));
+  const copy = join(work, "repo");
+  copyRepo(copy);
+  run("pnpm", ["install", "--frozen-lockfile", "--offline"], { cwd: copy });
+  run("pnpm", ["release"], {
+    cwd: copy,
+    env: { INSOMNIA_REGISTRY: registry.url, NPM_CONFIG_USERCONFIG: registry.userconfig, TURBO_TELEMETRY_DISABLED: "1" },
+  });
+});
+
+afterAll(async () => {
+  await registry?.stop();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("publishing to a private registry", () => {
+  test("every package is published with real semver ranges for its workspace dependencies", async () => {
+    for (const name of packages) {
+      const response = await fetch(`${registry!.url}@insomnia%2f${name}`);
+      expect(response.status).toBe(200);
+      const doc = (await response.json()) as {
+        "dist-tags": { latest: string };
+        versions: Record<string, { dependencies?: Record<string, string> }>;
+      };
+      const latest = doc.versions[doc["dist-tags"].latest]!;
+      for (const [dep, range] of Object.entries(latest.dependencies ?? {})) {
+        expect(range, `${name} -> ${dep}`).not.toMatch(/^workspace:/);
+        if (dep.startsWith("@insomnia/")) expect(range).toMatch(/^\^\d+\.\d+\.\d+$/);
+      }
+    }
+  });
+
+  test("template and prompt-loader alone render $insomnia/default from the installed tarball", () => {
+    const dir = consumerProject("consumer-template");
+    npmInstall(dir, ["@insomnia/template", "@insomnia/prompt-loader"]);
+    writeFileSync(
+      join(dir, "render.mjs"),
+      `import { PromptLoader } from "@insomnia/prompt-loader";
+import { SystemPromptTemplate } from "@insomnia/template";
+const template = await SystemPromptTemplate.parse("$insomnia/default", new PromptLoader());
+const prompt = template.render({
+  now: new Date("2026-01-02T03:04:05Z"),
+  cwd: "/srv/repo",
+  tools: ["read_file", "run"],
+  scope: { readable: ["/srv/repo"], writable: ["/srv/repo"], summary: "Readable:\\n  - /srv/repo\\nWritable:\\n  - /srv/repo" },
+});
+process.stdout.write(JSON.stringify({ prompt, sources: template.sources }));
+`,
+    );
+    const out = JSON.parse(run(process.execPath, ["render.mjs"], { cwd: dir })) as {
+      prompt: string;
+      sources: { ref: string; file: string }[];
+    };
+    expect(out.sources.map((s) => s.ref)).toEqual(["$insomnia/default"]);
+    expect(out.sources[0]!.file).toBe(
+      realpathSync(join(dir, "node_modules", "@insomnia", "prompt-loader", "prompts", "default.md")),
+    );
+    expect(out.prompt).toContain("`/srv/repo`");
+    expect(out.prompt).toContain("2026-01-02");
+    expect(out.prompt).toContain("read_file, run");
+    expect(out.prompt).toContain("\n---\n## Working boundaries\n\nReadable:\n  - /srv/repo\nWritable:\n  - /srv/repo\n");
+    // Only what was asked for (and its dependencies) is installed.
+    const installed = JSON.parse(run("npm", ["ls", "--json", "--all"], { cwd: dir })) as {
+      dependencies: Record<string, unknown>;
+    };
+    expect(Object.keys(installed.dependencies).sort()).toEqual(["@insomnia/prompt-loader", "@insomnia/template"]);
+  });
+
+  test("the cli installs alone and runs pod prompt and pod check from node_modules/.bin", () => {
+    const dir = consumerProject("consumer-cli");
+    npmInstall(dir, ["@insomnia/cli"]);
+    const workspace = join(work, "workspace");
+    mkdirSync(join(workspace, ".insomnia", "prompts"), { recursive: true });
+    writeFileSync(join(workspace, ".insomnia", "pod.yaml"), 'worker:\n  instruction: "$workspace/main"\n');
+    writeFileSync(join(workspace, ".insomnia", "prompts", "main.md"), "Project rules for {{cwd}}.\n\n{{> \"$insomnia/default\"}}\n");
+    writeFileSync(join(workspace, "AGENTS.md"), "Run the tests with `make test`.\n");
+    const home = join(work, "home");
+    mkdirSync(home, { recursive: true });
+    const env = { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), NO_COLOR: "1" };
+    const pod = join(dir, "node_modules", ".bin", "pod");
+
+    const prompt = run(pod, ["prompt", "--cwd", workspace, "--now", "2026-01-02T03:04:05Z", "--tool", "read_file"], {
+      cwd: dir,
+      env,
+    });
+    expect(prompt.startsWith(`Project rules for ${workspace}.\n`)).toBe(true);
+    expect(prompt).toContain("Today is 2026-01-02");
+    expect(prompt).toContain(`## Working boundaries\n\nReadable:\n  - ${workspace}\nWritable:\n  - ${workspace}\n`);
+    expect(prompt.endsWith("## Project instructions (AGENTS.md)\n\nRun the tests with `make test`.\n")).toBe(true);
+
+    const check = spawnSync(pod, ["check", "--cwd", workspace], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8" });
+    expect(check.status).toBe(0);
+
+    writeFileSync(join(workspace, ".insomnia", "prompts", "main.md"), "{{#if tools}}\nunclosed\n");
+    const bad = spawnSync(pod, ["check", "--cwd", workspace], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8" });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/main\.md:\d+:\d+: [A-Z_]+: /);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+  });
+});

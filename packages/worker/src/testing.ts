@@ -1,1 +1,3 @@
-export {};
+export { ScriptedLlmClient } from "./scripted-llm-client.ts";
+export type { LlmScript } from "./scripted-llm-client.ts";
+export { echoTool, failingTool } from "./test-tools.ts";

@@ -1,0 +1,98 @@
+import { deepFreeze } from "./deep-freeze.ts";
+
+/** A tool invocation requested by the model. */
+export interface ToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly input: unknown;
+}
+
+/** A message from the user. */
+export interface UserMessage {
+  readonly role: "user";
+  readonly content: string;
+}
+
+/** A message from the model; `toolCalls` is absent when the model requested none. */
+export interface AssistantMessage {
+  readonly role: "assistant";
+  readonly content: string;
+  readonly toolCalls?: readonly ToolCall[];
+}
+
+/** The result of one tool call; `isError` is present (and true) only for failures. */
+export interface ToolMessage {
+  readonly role: "tool";
+  readonly toolCallId: string;
+  readonly name: string;
+  readonly content: string;
+  readonly isError?: boolean;
+}
+
+/** One entry of the conversation history. */
+export type Message = UserMessage | AssistantMessage | ToolMessage;
+
+type Fields = Record<string, unknown>;
+
+function isObject(value: unknown): value is Fields {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * Checks the shape of a tool call list (undefined allowed) and returns a fresh frozen
+ * copy, or a sentence saying what is wrong. An empty list counts as no tool calls.
+ */
+export function normalizeToolCalls(value: unknown): readonly ToolCall[] | undefined | string {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) return `toolCalls must be an array, got ${describe(value)}`;
+  const calls: ToolCall[] = [];
+  for (const [i, call] of value.entries()) {
+    if (!isObject(call)) return `toolCalls[${i}] must be an object, got ${describe(call)}`;
+    if (typeof call.id !== "string") return `toolCalls[${i}].id must be a string, got ${describe(call.id)}`;
+    if (typeof call.name !== "string") return `toolCalls[${i}].name must be a string, got ${describe(call.name)}`;
+    let input: unknown;
+    try {
+      input = structuredClone(call.input);
+    } catch {
+      return `toolCalls[${i}].input must be plain data (it could not be cloned)`;
+    }
+    calls.push({ id: call.id, name: call.name, input });
+  }
+  return calls.length === 0 ? undefined : deepFreeze(calls);
+}
+
+/**
+ * Checks the shape of a message and returns a fresh deep-frozen copy holding only the
+ * known fields, or a sentence saying what is wrong.
+ */
+export function normalizeMessage(value: unknown): Message | string {
+  if (!isObject(value)) return `a message must be an object, got ${describe(value)}`;
+  if (typeof value.content !== "string") return `content must be a string, got ${describe(value.content)}`;
+  const content = value.content;
+  switch (value.role) {
+    case "user":
+      return Object.freeze({ role: "user", content });
+    case "assistant": {
+      const toolCalls = normalizeToolCalls(value.toolCalls);
+      if (typeof toolCalls === "string") return toolCalls;
+      return Object.freeze(toolCalls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls });
+    }
+    case "tool": {
+      if (typeof value.toolCallId !== "string") return `toolCallId must be a string, got ${describe(value.toolCallId)}`;
+      if (typeof value.name !== "string") return `name must be a string, got ${describe(value.name)}`;
+      if (value.isError !== undefined && typeof value.isError !== "boolean") {
+        return `isError must be a boolean when present, got ${describe(value.isError)}`;
+      }
+      const base = { role: "tool", toolCallId: value.toolCallId, name: value.name, content } as const;
+      return Object.freeze(value.isError === true ? { ...base, isError: true } : base);
+    }
+    default:
+      return `role must be "user", "assistant" or "tool", got ${typeof value.role === "string" ? JSON.stringify(value.role) : describe(value.role)}`;
+  }
+}

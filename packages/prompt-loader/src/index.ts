@@ -1,1 +1,17 @@
-export {};
+export { BUILTIN_PROMPTS_DIR } from "./builtin-prompts-dir.ts";
+export {
+  DEFAULT_MAX_BYTES,
+  PromptLoader,
+  type LoadedPrompt,
+  type PodPromptOptions,
+  type PromptLoaderOptions,
+} from "./prompt-loader.ts";
+export { PromptLoaderError, type PromptLoaderErrorCode, type PromptLoaderErrorDetails } from "./prompt-loader-error.ts";
+export {
+  MAX_REF_LENGTH,
+  MAX_REF_SEGMENTS,
+  PROMPT_PREFIXES,
+  parseRef,
+  type PromptPrefix,
+  type PromptRef,
+} from "./prompt-ref.ts";

@@ -1,0 +1,59 @@
+import { createHash } from "node:crypto";
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The result of decoding a prompt file: normalized text, or the offset of the first non-UTF-8 byte. */
+export type DecodeResult = { ok: true; text: string } | { ok: false; byteOffset: number; cause: unknown };
+
+/** Decodes UTF-8 strictly, strips one leading BOM and turns CRLF and lone CR into LF. */
+export function decodePromptText(bytes: Uint8Array): DecodeResult {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch (cause) {
+    return { ok: false, byteOffset: firstInvalidUtf8Offset(bytes) ?? 0, cause };
+  }
+  return { ok: true, text: normalizeText(text) };
+}
+
+/** Strips one leading BOM and turns CRLF and lone CR into LF, so every OS yields the same text. */
+export function normalizeText(text: string): string {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return body.replace(/\r\n?/g, "\n");
+}
+
+/** Hex SHA-256 of the UTF-8 bytes of `text`. */
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/** Offset of the first byte that starts an ill-formed UTF-8 sequence, or undefined when all is valid. */
+export function firstInvalidUtf8Offset(bytes: Uint8Array): number | undefined {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i] ?? 0;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b === 0xe0) lo = 0xa0; // overlong
+      if (b === 0xed) hi = 0x9f; // surrogates
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b === 0xf0) lo = 0x90; // overlong
+      if (b === 0xf4) hi = 0x8f; // above U+10FFFF
+    } else return i;
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += need + 1;
+  }
+  return undefined;
+}

@@ -1,0 +1,95 @@
+import * as path from "node:path";
+import { BUILTIN_PROMPTS_DIR } from "./builtin-prompts-dir.ts";
+import { PromptLoaderError } from "./prompt-loader-error.ts";
+import { parseRef, type PromptPrefix, type PromptRef } from "./prompt-ref.ts";
+import { userPromptsDir, workspacePromptsDir } from "./prompt-roots.ts";
+import { readPromptFile } from "./read-prompt-file.ts";
+
+/** Default cap on a prompt file's size: 1 MiB. */
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
+
+/** Roots of the three prefixes and the size cap; a prefix without a root cannot be loaded. */
+export interface PromptLoaderOptions {
+  /** Root for $user. */
+  userDir?: string | undefined;
+  /** Root for $workspace. */
+  workspaceDir?: string | undefined;
+  /** Root for $insomnia; default BUILTIN_PROMPTS_DIR. */
+  builtinDir?: string | undefined;
+  /** Largest file accepted, in bytes; default 1 MiB. */
+  maxBytes?: number | undefined;
+}
+
+/** Where a pod looks for prompts: its working directory and environment. */
+export interface PodPromptOptions {
+  cwd: string;
+  /** Defaults to process.env. */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
+}
+
+/** A loaded prompt file. */
+export interface LoadedPrompt {
+  readonly ref: PromptRef;
+  /** File text: BOM stripped, CRLF and lone CR turned into LF. */
+  readonly text: string;
+  /** Real path of the file read. */
+  readonly file: string;
+  /** Hex SHA-256 of `text`'s UTF-8 bytes. */
+  readonly sha256: string;
+}
+
+/** Turns prompt references into file text, never reading outside a prefix's root. */
+export class PromptLoader {
+  readonly maxBytes: number;
+  readonly #roots: Readonly<Record<PromptPrefix, string | undefined>>;
+
+  constructor(options: PromptLoaderOptions = {}) {
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+      throw new RangeError(`PromptLoader: maxBytes must be a non-negative integer, got ${String(maxBytes)}`);
+    }
+    this.maxBytes = maxBytes;
+    const abs = (dir: string | undefined): string | undefined => (dir === undefined ? undefined : path.resolve(dir));
+    this.#roots = {
+      $insomnia: abs(options.builtinDir ?? BUILTIN_PROMPTS_DIR),
+      $user: abs(options.userDir),
+      $workspace: abs(options.workspaceDir),
+    };
+  }
+
+  /** The standard roots: $XDG_CONFIG_HOME/insomnia/prompts (or ~/.config/...), <cwd>/.insomnia/prompts. */
+  static forPod(options: PodPromptOptions): PromptLoader {
+    return new PromptLoader({
+      userDir: userPromptsDir(options.env ?? process.env),
+      workspaceDir: workspacePromptsDir(options.cwd),
+    });
+  }
+
+  /** Root directory of a prefix, or undefined when not configured. */
+  rootOf(prefix: PromptPrefix): string | undefined {
+    return this.#roots[prefix];
+  }
+
+  /** Loads a reference (string refs are parsed with parseRef first, no `current`). */
+  async load(ref: PromptRef | string): Promise<LoadedPrompt> {
+    if (typeof ref !== "string" && (typeof ref !== "object" || ref === null)) {
+      throw new PromptLoaderError("INVALID_REF", `prompt reference must be a string or a PromptRef, got ${ref === null ? "null" : typeof ref}`);
+    }
+    const written = typeof ref === "string" ? ref : `${ref.prefix}/${ref.path}`;
+    // Re-parsed even when given a PromptRef: a hand-built object could carry "..".
+    const parsed = parseRef(written);
+    const root = this.rootOf(parsed.prefix);
+    if (root === undefined) {
+      throw new PromptLoaderError(
+        "PREFIX_NOT_CONFIGURED",
+        `${parsed.canonical}: no directory is configured for ${parsed.prefix}; pass ` +
+          `${parsed.prefix === "$user" ? "userDir" : parsed.prefix === "$workspace" ? "workspaceDir" : "builtinDir"} ` +
+          "to new PromptLoader(...) or use PromptLoader.forPod(...)",
+        { ref: written },
+      );
+    }
+    const file = path.join(root, ...parsed.path.split("/")) + ".md";
+    const read = await readPromptFile({ ref: written, root, file, maxBytes: this.maxBytes });
+    return { ref: parsed, ...read };
+  }
+}

@@ -1,0 +1,161 @@
+import { constants, type Stats } from "node:fs";
+import { open, readlink, realpath, stat, type FileHandle } from "node:fs/promises";
+import { decodePromptText, sha256Hex } from "./decode-prompt-text.ts";
+import { isInside } from "./is-inside.ts";
+import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
+
+/** What to read: the reference (for messages), its prefix root and the candidate file below it. */
+export interface ReadRequest {
+  ref: string;
+  root: string;
+  file: string;
+  maxBytes: number;
+}
+
+/** The normalized text of a contained regular file, with its real path and hash. */
+export interface ReadResult {
+  text: string;
+  file: string;
+  sha256: string;
+}
+
+// O_NONBLOCK: opening a FIFO swapped in after the stat check must not wait for a writer.
+// O_NOFOLLOW: the last component must not have become a symlink since realpath.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+
+/** Reads `file` only if it is a regular file whose real path stays inside the real path of `root`. */
+export async function readPromptFile(req: ReadRequest): Promise<ReadResult> {
+  const { ref, root, file } = req;
+  const fail = (code: PromptLoaderErrorCode, message: string, cause?: unknown): PromptLoaderError =>
+    new PromptLoaderError(code, `${ref}: ${message}`, cause === undefined ? { ref, file } : { ref, file, cause });
+
+  let realRoot: string;
+  try {
+    realRoot = await realpath(root);
+  } catch (cause) {
+    const code = errno(cause);
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw fail("NOT_FOUND", `no file at ${file} (the prompts directory ${root} does not exist; create it and the file)`, cause);
+    }
+    if (code === "ELOOP") throw fail("NOT_A_FILE", `the prompts directory ${root} is a symlink loop; fix or remove the link`, cause);
+    throw fail("READ_FAILED", `cannot resolve the prompts directory ${root}: ${messageOf(cause)}`, cause);
+  }
+
+  let realFile: string;
+  try {
+    realFile = await realpath(file);
+  } catch (cause) {
+    const code = errno(cause);
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw fail("NOT_FOUND", `no file at ${file} (references never fall back to another prefix; create the file or fix the reference)`, cause);
+    }
+    if (code === "ELOOP") {
+      throw fail("NOT_A_FILE", `${file} is a symlink loop, not a regular file; fix or remove the link`, cause);
+    }
+    throw fail("READ_FAILED", `cannot resolve ${file}: ${messageOf(cause)}`, cause);
+  }
+  const escape = (real: string): PromptLoaderError =>
+    fail("PATH_ESCAPE", `${file} resolves to ${real}, which is outside the prompts directory ${realRoot}; prompts must stay inside their prefix root (check symlinks)`);
+  if (!isInside(realRoot, realFile)) throw escape(realFile);
+
+  let before: Stats;
+  try {
+    before = await stat(realFile);
+  } catch (cause) {
+    throw statFailure(cause);
+  }
+  // Checked before open so a FIFO, socket or device is never opened at all.
+  if (!before.isFile()) throw fail("NOT_A_FILE", `${realFile} is ${kindOf(before)}, not a regular file; a prompt must be a .md file`);
+  if (before.size > req.maxBytes) throw tooLarge(before.size);
+
+  let handle: FileHandle;
+  try {
+    handle = await open(realFile, OPEN_FLAGS);
+  } catch (cause) {
+    throw statFailure(cause);
+  }
+  try {
+    const after = await handle.stat();
+    if (!after.isFile() || after.dev !== before.dev || after.ino !== before.ino) {
+      throw fail("NOT_A_FILE", `${realFile} was replaced while being loaded (now ${kindOf(after)}); try again`);
+    }
+    const openedAt = await openedPath(handle, realFile);
+    if (openedAt !== realFile && !isInside(realRoot, openedAt)) throw escape(openedAt);
+    if (after.size > req.maxBytes) throw tooLarge(after.size);
+    const bytes = await readCapped(handle, after.size, req.maxBytes);
+    if (bytes === undefined) throw tooLarge(undefined);
+    const decoded = decodePromptText(bytes);
+    if (!decoded.ok) {
+      throw new PromptLoaderError(
+        "BAD_ENCODING",
+        `${ref}: ${realFile} is not valid UTF-8 (first bad byte at offset ${decoded.byteOffset}); save it as UTF-8`,
+        { ref, file, byteOffset: decoded.byteOffset, cause: decoded.cause },
+      );
+    }
+    return { text: decoded.text, file: realFile, sha256: sha256Hex(decoded.text) };
+  } catch (error) {
+    if (PromptLoaderError.is(error)) throw error;
+    throw fail("READ_FAILED", `cannot read ${realFile}: ${messageOf(error)}`, error);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+
+  function tooLarge(size: number | undefined): PromptLoaderError {
+    const got = size === undefined ? "" : ` ${size} bytes,`;
+    return fail("TOO_LARGE", `${realFile} is${got} over the limit of ${req.maxBytes} bytes; split it into smaller prompts or raise maxBytes`);
+  }
+
+  function statFailure(cause: unknown): PromptLoaderError {
+    const code = errno(cause);
+    if (code === "ENOENT" || code === "ENOTDIR") return fail("NOT_FOUND", `no file at ${file} (it disappeared while being loaded)`, cause);
+    if (code === "ELOOP") return fail("NOT_A_FILE", `${realFile} became a symlink while being loaded; try again`, cause);
+    return fail("READ_FAILED", `cannot open ${realFile}: ${messageOf(cause)}`, cause);
+  }
+}
+
+/** Where the open descriptor really points (Linux /proc), so a directory swapped for a symlink after realpath is caught. */
+async function openedPath(handle: FileHandle, fallback: string): Promise<string> {
+  try {
+    return await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    return fallback;
+  }
+}
+
+/** Reads to EOF but never more than maxBytes + 1 bytes; undefined when the file is over the cap. */
+async function readCapped(handle: FileHandle, sizeHint: number, maxBytes: number): Promise<Uint8Array | undefined> {
+  let buffer = Buffer.alloc(Math.min(sizeHint, maxBytes) + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > maxBytes) return undefined;
+      const grown = Buffer.alloc(Math.min(buffer.length * 2, maxBytes + 1));
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  return length > maxBytes ? undefined : buffer.subarray(0, length);
+}
+
+function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return "a directory";
+  if (stats.isFIFO()) return "a FIFO (named pipe)";
+  if (stats.isSocket()) return "a socket";
+  if (stats.isCharacterDevice()) return "a character device";
+  if (stats.isBlockDevice()) return "a block device";
+  if (stats.isSymbolicLink()) return "a symbolic link";
+  return "a regular file";
+}
+
+function errno(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string"
+    ? (error as { code: string }).code
+    : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

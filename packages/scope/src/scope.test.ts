@@ -1,0 +1,350 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { Scope } from "./scope.ts";
+import type { ScopeConfig } from "./scope-config.ts";
+import { ScopeError } from "./scope-error.ts";
+
+let root: string;
+
+beforeEach(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), "scope-")));
+  mkdirSync(join(root, "repo", "src", "deep"), { recursive: true });
+  mkdirSync(join(root, "repo2"));
+  mkdirSync(join(root, "outside"));
+  writeFileSync(join(root, "outside", "secret"), "s");
+});
+
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+function errorOf(run: () => unknown): ScopeError {
+  try {
+    run();
+  } catch (error) {
+    if (ScopeError.is(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a ScopeError");
+}
+
+describe("permissionAt", () => {
+  test("no_matching_allow_rule_is_none", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write" }] }, root);
+    expect(scope.permissionAt(join(root, "outside", "secret"))).toBe("none");
+    expect(scope.permissionAt(root)).toBe("none");
+    expect(scope.isReadable("/")).toBe(false);
+  });
+
+  test("highest_matching_allow_rule_wins", () => {
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "read" }, { target: "repo/src", permission: "write" }] },
+      root,
+    );
+    expect(scope.permissionAt("repo/README.md")).toBe("read");
+    expect(scope.permissionAt("repo/src/a.ts")).toBe("write");
+    expect(scope.isWritable("repo/src/deep/b.ts")).toBe(true);
+    expect(scope.isWritable("repo/x")).toBe(false);
+    expect(scope.isReadable("repo/x")).toBe(true);
+  });
+
+  test("deny_read_removes_all_access", () => {
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "write" }], deny: [{ target: "repo/src", permission: "read" }] },
+      root,
+    );
+    expect(scope.permissionAt("repo/src")).toBe("none");
+    expect(scope.permissionAt("repo/src/deep/x")).toBe("none");
+    expect(scope.permissionAt("repo/other")).toBe("write");
+  });
+
+  test("deny_write_caps_at_read", () => {
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "write" }], deny: [{ target: "repo/src", permission: "write" }] },
+      root,
+    );
+    expect(scope.permissionAt("repo/src/a.ts")).toBe("read");
+    expect(scope.permissionAt("repo/b.ts")).toBe("write");
+  });
+
+  test("deny_write_on_a_read_rule_leaves_read", () => {
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "read" }], deny: [{ target: "repo", permission: "write" }] },
+      root,
+    );
+    expect(scope.permissionAt("repo/x")).toBe("read");
+  });
+
+  test("deny_without_allow_grants_nothing", () => {
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "read" }], deny: [{ target: "outside", permission: "write" }] },
+      root,
+    );
+    expect(scope.permissionAt("outside/secret")).toBe("none");
+  });
+
+  test("non_recursive_rule_covers_target_and_direct_children_only", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write", recursive: false }] }, root);
+    expect(scope.permissionAt("repo")).toBe("write");
+    expect(scope.permissionAt("repo/src")).toBe("write");
+    expect(scope.permissionAt("repo/file.txt")).toBe("write");
+    expect(scope.permissionAt("repo/src/a.ts")).toBe("none");
+    expect(scope.permissionAt("repo/src/deep")).toBe("none");
+    expect(scope.permissionAt(root)).toBe("none");
+  });
+
+  test("non_recursive_deny_caps_only_direct_children", () => {
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "write" }], deny: [{ target: "repo", permission: "write", recursive: false }] },
+      root,
+    );
+    expect(scope.permissionAt("repo/a")).toBe("read");
+    expect(scope.permissionAt("repo/src/a")).toBe("write");
+  });
+
+  test("recursive_rule_covers_whole_subtree", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "read", recursive: true }] }, root);
+    expect(scope.permissionAt("repo/src/deep/very/deep/file")).toBe("read");
+  });
+
+  test("matching_is_by_segments_not_string_prefix", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: join(root, "repo"), permission: "write" }] }, root);
+    expect(scope.permissionAt(join(root, "repo2"))).toBe("none");
+    expect(scope.permissionAt(join(root, "repo2", "x"))).toBe("none");
+    expect(scope.permissionAt(join(root, "repo.bak"))).toBe("none");
+    expect(scope.permissionAt(join(root, "repo"))).toBe("write");
+  });
+
+  test("root_target_matches_everything", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "/", permission: "read" }] }, root);
+    expect(scope.permissionAt("/")).toBe("read");
+    expect(scope.permissionAt(join(root, "outside", "secret"))).toBe("read");
+    expect(scope.readable).toEqual(["/"]);
+  });
+
+  test("relative_targets_and_queries_resolve_against_base", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "./repo/../repo/src", permission: "write" }] }, root);
+    expect(scope.readable).toEqual([join(root, "repo", "src")]);
+    expect(scope.permissionAt("repo/src/a.ts")).toBe("write");
+    expect(scope.permissionAt(join(root, "repo", "src", "a.ts"))).toBe("write");
+    expect(scope.base).toBe(root);
+  });
+
+  test("nonexistent_paths_resolve_and_match", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "repo/not-yet", permission: "write" }] }, root);
+    expect(scope.readable).toEqual([join(root, "repo", "not-yet")]);
+    expect(scope.permissionAt("repo/not-yet/new/file.txt")).toBe("write");
+    expect(scope.permissionAt("repo/not-yet-2")).toBe("none");
+  });
+
+  test("dotdot_in_queries_cannot_climb_out", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write" }] }, root);
+    expect(scope.permissionAt("repo/src/../../outside/secret")).toBe("none");
+    expect(scope.permissionAt("repo/missing/../../outside/secret")).toBe("none");
+    expect(scope.permissionAt("repo/src/../README.md")).toBe("write");
+    expect(scope.permissionAt(`${root}/outside/../repo/x`)).toBe("write");
+    expect(scope.permissionAt("../../../../../../../../etc/passwd")).toBe("none");
+  });
+
+  test("symlinked_target_applies_to_its_real_target", () => {
+    symlinkSync(join(root, "repo"), join(root, "repo-link"));
+    const scope = Scope.fromConfig({ allow: [{ target: "repo-link", permission: "write" }] }, root);
+    expect(scope.readable).toEqual([join(root, "repo")]);
+    expect(scope.permissionAt(join(root, "repo", "src", "a.ts"))).toBe("write");
+    expect(scope.permissionAt(join(root, "repo-link", "src", "a.ts"))).toBe("write");
+  });
+
+  test("symlink_escaping_an_allowed_dir_is_not_readable", () => {
+    symlinkSync(join(root, "outside"), join(root, "repo", "escape"));
+    symlinkSync(join(root, "outside", "secret"), join(root, "repo", "secret-link"));
+    symlinkSync(join(root, "outside", "not-yet"), join(root, "repo", "dangling"));
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write" }] }, root);
+    expect(scope.permissionAt("repo/escape/secret")).toBe("none");
+    expect(scope.permissionAt("repo/escape")).toBe("none");
+    expect(scope.permissionAt("repo/secret-link")).toBe("none");
+    expect(scope.permissionAt("repo/dangling")).toBe("none");
+    expect(scope.permissionAt("repo/dangling/new")).toBe("none");
+  });
+
+  test("symlink_escaping_to_an_allowed_outside_is_readable", () => {
+    symlinkSync(join(root, "outside"), join(root, "repo", "escape"));
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "write" }, { target: "outside", permission: "read" }] },
+      root,
+    );
+    expect(scope.permissionAt("repo/escape/secret")).toBe("read");
+  });
+
+  test("deny_on_a_symlink_applies_to_its_real_target", () => {
+    symlinkSync(join(root, "repo", "src"), join(root, "src-link"));
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "write" }], deny: [{ target: "src-link", permission: "read" }] },
+      root,
+    );
+    expect(scope.permissionAt("repo/src/a.ts")).toBe("none");
+  });
+
+  test("symlink_loop_in_query_is_none", () => {
+    symlinkSync(join(root, "repo", "b"), join(root, "repo", "a"));
+    symlinkSync(join(root, "repo", "a"), join(root, "repo", "b"));
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write" }] }, root);
+    expect(scope.permissionAt("repo/a/x")).toBe("none");
+    expect(scope.permissionAt("repo/ok")).toBe("write");
+  });
+
+  test("query_with_nul_byte_is_none", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "/", permission: "write" }] }, root);
+    expect(scope.permissionAt(`${root}/repo\0/x`)).toBe("none");
+  });
+
+  test("base_that_is_a_symlink_is_canonicalized", () => {
+    symlinkSync(join(root, "repo"), join(root, "base-link"));
+    const scope = Scope.fromConfig({ allow: [{ target: ".", permission: "read" }] }, join(root, "base-link"));
+    expect(scope.base).toBe(join(root, "repo"));
+    expect(scope.readable).toEqual([join(root, "repo")]);
+    expect(scope.permissionAt("src")).toBe("read");
+  });
+});
+
+describe("readable and writable", () => {
+  test("write_rules_appear_in_both_lists_in_declaration_order_without_duplicates", () => {
+    const scope = Scope.fromConfig(
+      {
+        allow: [
+          { target: "repo/src", permission: "read" },
+          { target: "repo", permission: "write" },
+          { target: "repo/src/", permission: "write" },
+          { target: "outside", permission: "read" },
+        ],
+      },
+      root,
+    );
+    expect(scope.readable).toEqual([join(root, "repo", "src"), join(root, "repo"), join(root, "outside")]);
+    expect(scope.writable).toEqual([join(root, "repo"), join(root, "repo", "src")]);
+  });
+
+  test("rules_removed_by_deny_are_left_out", () => {
+    const scope = Scope.fromConfig(
+      {
+        allow: [
+          { target: "repo", permission: "write" },
+          { target: "repo/src", permission: "write" },
+          { target: "outside", permission: "write" },
+        ],
+        deny: [
+          { target: "repo/src", permission: "write" },
+          { target: "outside", permission: "read" },
+        ],
+      },
+      root,
+    );
+    expect(scope.readable).toEqual([join(root, "repo"), join(root, "repo", "src")]);
+    expect(scope.writable).toEqual([join(root, "repo")]);
+  });
+
+  test("lists_are_frozen", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write" }] }, root);
+    expect(Object.isFrozen(scope.readable)).toBe(true);
+    expect(Object.isFrozen(scope.writable)).toBe(true);
+  });
+});
+
+describe("toData", () => {
+  test("returns_frozen_plain_values", () => {
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "write" }, { target: "outside", permission: "read", recursive: false }] },
+      root,
+    );
+    const data = scope.toData();
+    expect(Object.isFrozen(data)).toBe(true);
+    expect(Object.isFrozen(data.readable)).toBe(true);
+    expect(Object.isFrozen(data.writable)).toBe(true);
+    expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+    expect(Array.isArray(data.readable)).toBe(true);
+    expect(JSON.parse(JSON.stringify(data))).toEqual({
+      readable: [join(root, "repo"), join(root, "outside")],
+      writable: [join(root, "repo")],
+      summary: scope.summary(),
+    });
+  });
+});
+
+describe("fromConfig errors", () => {
+  const allow: ScopeConfig["allow"] = [{ target: ".", permission: "read" }];
+
+  test("relative_base_is_invalid_base", () => {
+    const error = errorOf(() => Scope.fromConfig({ allow }, "relative/dir"));
+    expect(error.code).toBe("INVALID_BASE");
+    expect(error.path).toBe("relative/dir");
+    expect(error.message).toContain("absolute");
+  });
+
+  test("non_string_or_nul_base_is_invalid_base", () => {
+    expect(errorOf(() => Scope.fromConfig({ allow }, "" as string)).code).toBe("INVALID_BASE");
+    expect(errorOf(() => Scope.fromConfig({ allow }, 42 as unknown as string)).code).toBe("INVALID_BASE");
+    expect(errorOf(() => Scope.fromConfig({ allow }, "/tmp\0x")).code).toBe("INVALID_BASE");
+  });
+
+  test("looping_base_is_invalid_base_with_cause", () => {
+    symlinkSync(join(root, "loop"), join(root, "loop"));
+    const error = errorOf(() => Scope.fromConfig({ allow }, join(root, "loop")));
+    expect(error.code).toBe("INVALID_BASE");
+    expect(ScopeError.is(error.cause)).toBe(true);
+    expect((error.cause as ScopeError).code).toBe("SYMLINK_LOOP");
+  });
+
+  test("empty_or_missing_allow_is_no_allow_rule", () => {
+    expect(errorOf(() => Scope.fromConfig({ allow: [] }, root)).code).toBe("NO_ALLOW_RULE");
+    expect(errorOf(() => Scope.fromConfig({} as ScopeConfig, root)).code).toBe("NO_ALLOW_RULE");
+    expect(errorOf(() => Scope.fromConfig(null as unknown as ScopeConfig, root)).code).toBe("NO_ALLOW_RULE");
+    const onlyDeny = errorOf(() => Scope.fromConfig({ allow: [], deny: [{ target: "x", permission: "read" }] }, root));
+    expect(onlyDeny.code).toBe("NO_ALLOW_RULE");
+    expect(onlyDeny.message).toContain("scope.allow");
+  });
+
+  test.each([
+    ["empty target", { target: "", permission: "read" }, "target"],
+    ["missing target", { permission: "read" }, "target"],
+    ["non-string target", { target: 3, permission: "read" }, "target"],
+    ["NUL in target", { target: "a\0b", permission: "read" }, "NUL"],
+    ["bad permission", { target: "a", permission: "execute" }, "permission"],
+    ["missing permission", { target: "a" }, "permission"],
+    ["bad recursive", { target: "a", permission: "read", recursive: "yes" }, "recursive"],
+    ["not an object", "a", "object"],
+  ])("invalid_rule_names_its_list_and_index: %s", (_name, rule, mentions) => {
+    const config = { allow: [...allow, ...allow, rule] } as unknown as ScopeConfig;
+    const error = errorOf(() => Scope.fromConfig(config, root));
+    expect(error.code).toBe("INVALID_RULE");
+    expect(error.rule).toBe("scope.allow[2]");
+    expect(error.message.startsWith("scope.allow[2]: ")).toBe(true);
+    expect(error.message).toContain(mentions);
+  });
+
+  test("invalid_deny_rule_names_deny_list", () => {
+    const error = errorOf(() => Scope.fromConfig({ allow, deny: [{ target: "x", permission: "nope" as "read" }] }, root));
+    expect(error.code).toBe("INVALID_RULE");
+    expect(error.rule).toBe("scope.deny[0]");
+    expect(error.message).toContain("scope.deny[0]");
+  });
+
+  test("deny_that_is_not_a_list_is_invalid_rule", () => {
+    const error = errorOf(() => Scope.fromConfig({ allow, deny: {} as unknown as [] }, root));
+    expect(error.code).toBe("INVALID_RULE");
+    expect(error.rule).toBe("scope.deny");
+  });
+
+  test("looping_target_is_invalid_rule_with_cause", () => {
+    symlinkSync("loop", join(root, "loop"));
+    const error = errorOf(() => Scope.fromConfig({ allow: [...allow, { target: "loop/x", permission: "read" }] }, root));
+    expect(error.code).toBe("INVALID_RULE");
+    expect(error.rule).toBe("scope.allow[1]");
+    expect((error.cause as ScopeError).code).toBe("SYMLINK_LOOP");
+  });
+
+  test("undefined_optional_fields_are_accepted", () => {
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "read", recursive: undefined }], deny: undefined }, root);
+    expect(scope.permissionAt("repo/src/deep/x")).toBe("read");
+  });
+});

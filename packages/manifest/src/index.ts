@@ -1,1 +1,22 @@
-export {};
+export {
+  DEFAULT_INSTRUCTION,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_MAX_TURNS,
+  DEFAULT_POD_NAME,
+  DEFAULT_TEMPERATURE,
+  MAX_MANIFEST_BYTES,
+  PROJECT_MANIFEST_PATH,
+} from "./defaults.ts";
+export { loadManifest } from "./load-manifest.ts";
+export type { LoadedManifest, LoadManifestOptions } from "./load-manifest.ts";
+export { ManifestError } from "./manifest-error.ts";
+export type { ManifestErrorCode, ManifestErrorDetails } from "./manifest-error.ts";
+export { projectManifestPath, userManifestPath } from "./manifest-paths.ts";
+export { merge } from "./merge.ts";
+export { parseManifestLayer, validateManifestLayer } from "./parse-manifest-layer.ts";
+export { parseOverlay, validateOverlay } from "./parse-overlay.ts";
+export { readManifestFile } from "./read-manifest-file.ts";
+export type { ReadManifestFileOptions } from "./read-manifest-file.ts";
+export { resolveManifest } from "./resolve-manifest.ts";
+export type { ResolveManifestOptions } from "./resolve-manifest.ts";
+export type { ManifestLayerResult, ManifestProvider, ManifestScopeRule, PartialManifest, PodManifest } from "./types.ts";

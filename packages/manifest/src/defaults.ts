@@ -1,0 +1,26 @@
+/** Prompt reference used when no layer sets `worker.instruction`. */
+export const DEFAULT_INSTRUCTION = "$insomnia/default";
+
+/** Default `worker.max_tokens`. */
+export const DEFAULT_MAX_TOKENS = 8192;
+
+/** Default `worker.max_turns`. */
+export const DEFAULT_MAX_TURNS = 50;
+
+/** Default `worker.temperature`. */
+export const DEFAULT_TEMPERATURE = 0;
+
+/** Pod name used when `pod.pwd` has no basename (it is `/`). */
+export const DEFAULT_POD_NAME = "pod";
+
+/** Project layer location, relative to the directory the pod is started in. */
+export const PROJECT_MANIFEST_PATH = ".insomnia/pod.yaml";
+
+/** User layer location, relative to the config directory ($XDG_CONFIG_HOME or ~/.config). */
+export const USER_MANIFEST_PATH = "insomnia/pod.yaml";
+
+/** Largest manifest file or text accepted, in bytes (256 KiB). */
+export const MAX_MANIFEST_BYTES = 256 * 1024;
+
+/** Deepest YAML nesting accepted; a valid manifest needs 4 levels. */
+export const MAX_MANIFEST_DEPTH = 32;

@@ -1,0 +1,185 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { MAX_MANIFEST_BYTES } from "./defaults.ts";
+import { loadManifest } from "./load-manifest.ts";
+import { ManifestError } from "./manifest-error.ts";
+import { userManifestPath } from "./manifest-paths.ts";
+
+let root: string;
+let xdg: string;
+let home: string;
+let cwd: string;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "insomnia-manifest-"));
+  xdg = join(root, "xdg");
+  home = join(root, "home");
+  cwd = join(root, "project");
+  await mkdir(cwd, { recursive: true });
+  await mkdir(home, { recursive: true });
+});
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function put(path: string, text: string | Buffer): Promise<string> {
+  await mkdir(join(path, ".."), { recursive: true });
+  await writeFile(path, text);
+  return path;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<ManifestError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (ManifestError.is(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a ManifestError");
+}
+
+describe("loadManifest", () => {
+  test("no_files_gives_the_defaults", async () => {
+    const { manifest, files } = await loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg, HOME: home } });
+    expect(files).toEqual([]);
+    expect(manifest.pod).toEqual({ name: "project", pwd: cwd });
+    expect(manifest.worker.instruction).toBe("$insomnia/default");
+    expect(manifest.scope.allow).toEqual([{ target: cwd, permission: "write", recursive: true }]);
+  });
+
+  test("user_then_project_then_overlays_scalars_upper_wins_rules_accumulate", async () => {
+    const user = await put(
+      join(xdg, "insomnia", "pod.yaml"),
+      "worker:\n  max_turns: 5\n  max_tokens: 1000\nscope:\n  allow:\n    - {target: /usr/share, permission: read}\n  deny:\n    - {target: /usr/share/secret, permission: read}\n",
+    );
+    const project = await put(
+      join(cwd, ".insomnia", "pod.yaml"),
+      'worker:\n  max_turns: 9\n  instruction: "$workspace/review"\nscope:\n  allow:\n    - {target: ., permission: write}\n',
+    );
+    const { manifest, files } = await loadManifest({
+      cwd,
+      env: { XDG_CONFIG_HOME: xdg, HOME: home },
+      overlays: ["worker.max_turns = 12", "scope.deny = [{target: .git, permission: write}]"],
+    });
+    expect(files).toEqual([user, project]);
+    expect(manifest.worker).toEqual({ instruction: "$workspace/review", max_tokens: 1000, max_turns: 12, temperature: 0 });
+    expect(manifest.scope).toEqual({
+      allow: [
+        { target: "/usr/share", permission: "read" },
+        { target: ".", permission: "write" },
+      ],
+      deny: [
+        { target: "/usr/share/secret", permission: "read" },
+        { target: ".git", permission: "write" },
+      ],
+    });
+  });
+
+  test("user_layer_falls_back_to_home_config_when_xdg_is_unset_or_relative", async () => {
+    const user = await put(join(home, ".config", "insomnia", "pod.yaml"), "pod:\n  name: from-home\n");
+    for (const env of [{ HOME: home }, { HOME: home, XDG_CONFIG_HOME: "relative/xdg" }]) {
+      const { manifest, files } = await loadManifest({ cwd, env });
+      expect([manifest.pod.name, files]).toEqual(["from-home", [user]]);
+    }
+  });
+
+  test("user_manifest_path_falls_back_to_os_homedir_without_home", () => {
+    expect(userManifestPath({})).toBe(join(homedir(), ".config", "insomnia", "pod.yaml"));
+    expect(userManifestPath({ XDG_CONFIG_HOME: "/x" })).toBe("/x/insomnia/pod.yaml");
+  });
+
+  test("user_layer_false_skips_the_user_file", async () => {
+    await put(join(xdg, "insomnia", "pod.yaml"), "pod:\n  name: user\n");
+    const { manifest, files } = await loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, userLayer: false });
+    expect([manifest.pod.name, files]).toEqual(["project", []]);
+  });
+
+  test("layer_pwd_becomes_pwd_and_default_allow_target", async () => {
+    const other = join(root, "elsewhere");
+    await put(join(cwd, ".insomnia", "pod.yaml"), `pod:\n  pwd: ${other}\n`);
+    const { manifest } = await loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } });
+    expect(manifest.pod).toEqual({ name: "elsewhere", pwd: other });
+    expect(manifest.scope.allow).toEqual([{ target: other, permission: "write", recursive: true }]);
+  });
+
+  test("explicit_manifest_file_replaces_the_project_layer", async () => {
+    await put(join(cwd, ".insomnia", "pod.yaml"), "pod:\n  name: default-file\n");
+    const explicit = await put(join(cwd, "alt.yaml"), "pod:\n  name: alt\n");
+    const { manifest, files } = await loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, manifestFile: "alt.yaml" });
+    expect([manifest.pod.name, files]).toEqual(["alt", [explicit]]);
+  });
+
+  test("missing_explicit_manifest_file_is_an_error", async () => {
+    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, manifestFile: "nope.yaml" }));
+    expect([error.code, error.file]).toEqual(["READ_FAILED", "nope.yaml"]);
+    expect(error.message).toContain(join(cwd, "nope.yaml"));
+  });
+
+  test("project_error_names_the_project_file_with_line_and_column", async () => {
+    await put(join(cwd, ".insomnia", "pod.yaml"), 'pod:\n  name: x\nworker:\n  instructions: "$user/foo"\n');
+    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    expect(error.message).toBe('.insomnia/pod.yaml:4:3: unknown key "instructions" in worker (did you mean "instruction"?)');
+  });
+
+  test("user_error_names_the_absolute_user_file", async () => {
+    const user = await put(join(xdg, "insomnia", "pod.yaml"), "worker:\n  max_turns: 1\n  max_turns: 2\n");
+    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    expect([error.code, error.file, error.line, error.column]).toEqual(["YAML_DUPLICATE_KEY", user, 3, 3]);
+  });
+
+  test("single_overlay_error_is_labelled_dash_dash_overlay", async () => {
+    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, overlays: ["worker.turns = 3"] }));
+    expect([error.code, error.file, error.column]).toEqual(["UNKNOWN_KEY", "--overlay", 8]);
+  });
+
+  test("second_of_several_overlays_is_labelled_by_number", async () => {
+    const error = await rejection(
+      loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, overlays: ["worker.max_turns = 3", "worker.max_turns 4"] }),
+    );
+    expect([error.code, error.file]).toEqual(["INVALID_OVERLAY", "<overlay 2>"]);
+  });
+
+  test("symlinked_project_file_is_followed", async () => {
+    const target = await put(join(root, "shared", "pod.yaml"), "pod:\n  name: linked\n");
+    await mkdir(join(cwd, ".insomnia"), { recursive: true });
+    await symlink(target, join(cwd, ".insomnia", "pod.yaml"));
+    const { manifest } = await loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } });
+    expect(manifest.pod.name).toBe("linked");
+  });
+
+  test("directory_in_place_of_the_project_file_is_read_failed", async () => {
+    await mkdir(join(cwd, ".insomnia", "pod.yaml"), { recursive: true });
+    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    expect([error.code, error.file]).toEqual(["READ_FAILED", ".insomnia/pod.yaml"]);
+  });
+
+  test.skipIf(process.platform === "win32")("fifo_in_place_of_the_project_file_fails_without_blocking", async () => {
+    await mkdir(join(cwd, ".insomnia"), { recursive: true });
+    execFileSync("mkfifo", [join(cwd, ".insomnia", "pod.yaml")]);
+    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    expect(error.code).toBe("READ_FAILED");
+  });
+
+  test("file_over_the_size_cap_is_too_large", async () => {
+    await put(join(cwd, ".insomnia", "pod.yaml"), `# ${"x".repeat(MAX_MANIFEST_BYTES)}\n`);
+    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    expect([error.code, error.file]).toEqual(["TOO_LARGE", ".insomnia/pod.yaml"]);
+  });
+
+  test("invalid_utf8_is_read_failed", async () => {
+    await put(join(cwd, ".insomnia", "pod.yaml"), Buffer.from([0x70, 0x6f, 0x64, 0x3a, 0x20, 0xff, 0x0a]));
+    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    expect(error.code).toBe("READ_FAILED");
+    expect(error.message).toContain("not valid UTF-8");
+  });
+
+  test("empty_project_file_is_an_empty_layer_but_is_listed", async () => {
+    const project = await put(join(cwd, ".insomnia", "pod.yaml"), "");
+    const { manifest, files } = await loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } });
+    expect([manifest.pod.name, files]).toEqual(["project", [project]]);
+  });
+});

@@ -1,0 +1,62 @@
+import { resolve } from "node:path";
+import { PROJECT_MANIFEST_PATH } from "./defaults.ts";
+import { projectManifestPath, userManifestPath } from "./manifest-paths.ts";
+import { merge } from "./merge.ts";
+import { parseManifestLayer } from "./parse-manifest-layer.ts";
+import { parseOverlay } from "./parse-overlay.ts";
+import { readManifestFile } from "./read-manifest-file.ts";
+import { resolveManifest } from "./resolve-manifest.ts";
+import type { PartialManifest, PodManifest } from "./types.ts";
+
+/** Options for loadManifest. */
+export interface LoadManifestOptions {
+  /** Directory the pod is started in: default pwd, and where `.insomnia/pod.yaml` is looked for. */
+  cwd: string;
+  /** XDG_CONFIG_HOME and HOME are read from here (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Replaces `<cwd>/.insomnia/pod.yaml` (the CLI's --manifest); relative to cwd; must exist. */
+  manifestFile?: string;
+  /** Overlay expressions, applied in order above every file: `worker.instruction = "$user/foo"`. */
+  overlays?: readonly string[];
+  /** Read the user layer (default true). */
+  userLayer?: boolean;
+}
+
+/** The resolved manifest and the layer files actually read. */
+export interface LoadedManifest {
+  manifest: PodManifest;
+  /** Absolute paths of the layer files read, lowest first. */
+  files: string[];
+}
+
+/** Reads, validates and merges every layer (user, project, overlays) into a resolved manifest; throws ManifestError. */
+export async function loadManifest(options: LoadManifestOptions): Promise<LoadedManifest> {
+  const cwd = resolve(options.cwd);
+  const layers: PartialManifest[] = [];
+  const files: string[] = [];
+
+  if (options.userLayer !== false) {
+    const path = userManifestPath(options.env ?? process.env);
+    const text = await readManifestFile(path, { optional: true });
+    if (text !== undefined) {
+      layers.push(parseManifestLayer(text, path));
+      files.push(path);
+    }
+  }
+
+  const explicit = options.manifestFile !== undefined;
+  const projectPath = explicit ? resolve(cwd, options.manifestFile!) : projectManifestPath(cwd);
+  const display = explicit ? options.manifestFile! : PROJECT_MANIFEST_PATH;
+  const projectText = await readManifestFile(projectPath, { display, optional: !explicit });
+  if (projectText !== undefined) {
+    layers.push(parseManifestLayer(projectText, display));
+    files.push(projectPath);
+  }
+
+  const overlays = options.overlays ?? [];
+  overlays.forEach((expression, index) => {
+    layers.push(parseOverlay(expression, overlays.length === 1 ? "--overlay" : `<overlay ${index + 1}>`));
+  });
+
+  return { manifest: resolveManifest(merge(...layers), { cwd }), files };
+}

@@ -1,0 +1,27 @@
+import type { ManifestScopeRule, PartialManifest } from "./types.ts";
+
+/** Merges layers lowest first: scalars from the upper layer win, scope rules accumulate. */
+export function merge(...layers: readonly PartialManifest[]): PartialManifest {
+  const out: PartialManifest = {};
+  for (const layer of layers) {
+    if (layer.pod !== undefined) out.pod = { ...out.pod, ...defined(layer.pod) };
+    if (layer.worker !== undefined) out.worker = { ...out.worker, ...defined(layer.worker) };
+    if (layer.provider !== undefined) out.provider = { ...out.provider, ...defined(layer.provider) };
+    if (layer.scope !== undefined) {
+      const scope: NonNullable<PartialManifest["scope"]> = { ...out.scope };
+      if (layer.scope.allow !== undefined) scope.allow = [...(scope.allow ?? []), ...layer.scope.allow.map(copyRule)];
+      if (layer.scope.deny !== undefined) scope.deny = [...(scope.deny ?? []), ...layer.scope.deny.map(copyRule)];
+      out.scope = scope;
+    }
+  }
+  return out;
+}
+
+function copyRule(rule: ManifestScopeRule): ManifestScopeRule {
+  return { ...defined(rule) } as ManifestScopeRule;
+}
+
+/** A shallow copy without keys whose value is undefined (a consumer-built layer may have them). */
+function defined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}

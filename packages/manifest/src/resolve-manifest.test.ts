@@ -1,0 +1,76 @@
+import { describe, expect, test } from "vitest";
+import { DEFAULT_INSTRUCTION } from "./defaults.ts";
+import { ManifestError } from "./manifest-error.ts";
+import { resolveManifest } from "./resolve-manifest.ts";
+import type { PartialManifest } from "./types.ts";
+
+describe("resolveManifest", () => {
+  test("empty_layer_gets_every_default", () => {
+    expect(resolveManifest({}, { cwd: "/work/project" })).toEqual({
+      pod: { name: "project", pwd: "/work/project" },
+      worker: { instruction: DEFAULT_INSTRUCTION, max_tokens: 8192, max_turns: 50, temperature: 0 },
+      scope: { allow: [{ target: "/work/project", permission: "write", recursive: true }], deny: [] },
+    });
+    expect(DEFAULT_INSTRUCTION).toBe("$insomnia/default");
+  });
+
+  test("pwd_from_a_layer_replaces_cwd_and_names_the_pod", () => {
+    const manifest = resolveManifest({ pod: { pwd: "/srv/other/" } }, { cwd: "/work/project" });
+    expect(manifest.pod).toEqual({ name: "other", pwd: "/srv/other" });
+    expect(manifest.scope.allow).toEqual([{ target: "/srv/other", permission: "write", recursive: true }]);
+  });
+
+  test("declared_allow_rules_suppress_the_default_rule_and_stay_as_written", () => {
+    const manifest = resolveManifest({ scope: { allow: [{ target: "src", permission: "read" }] } }, { cwd: "/p" });
+    expect(manifest.scope.allow).toEqual([{ target: "src", permission: "read" }]);
+  });
+
+  test("deny_rules_alone_still_get_the_default_allow_rule", () => {
+    const manifest = resolveManifest({ scope: { deny: [{ target: ".git", permission: "write" }] } }, { cwd: "/p" });
+    expect(manifest.scope).toEqual({
+      allow: [{ target: "/p", permission: "write", recursive: true }],
+      deny: [{ target: ".git", permission: "write" }],
+    });
+  });
+
+  test("root_pwd_gets_the_fallback_name", () => {
+    expect(resolveManifest({}, { cwd: "/" }).pod.name).toBe("pod");
+  });
+
+  test("result_is_deep_frozen", () => {
+    const manifest = resolveManifest({ scope: { allow: [{ target: "/a", permission: "read" }] } }, { cwd: "/p" });
+    expect(Object.isFrozen(manifest)).toBe(true);
+    expect(Object.isFrozen(manifest.worker)).toBe(true);
+    expect(Object.isFrozen(manifest.scope.allow)).toBe(true);
+    expect(Object.isFrozen(manifest.scope.allow[0])).toBe(true);
+  });
+
+  test("input_is_not_frozen_or_shared", () => {
+    const partial: PartialManifest = { scope: { allow: [{ target: "/a", permission: "read" }] } };
+    const manifest = resolveManifest(partial, { cwd: "/p" });
+    expect(Object.isFrozen(partial.scope!.allow![0])).toBe(false);
+    expect(manifest.scope.allow[0]).not.toBe(partial.scope!.allow![0]);
+  });
+
+  test("provider_without_model_is_invalid", () => {
+    let caught: unknown;
+    try {
+      resolveManifest({ provider: { kind: "openai" } }, { cwd: "/p" });
+    } catch (error) {
+      caught = error;
+    }
+    expect(ManifestError.is(caught) && [caught.code, caught.key]).toEqual(["INVALID_VALUE", "provider.model"]);
+  });
+
+  test("complete_provider_is_kept", () => {
+    const manifest = resolveManifest({ provider: { kind: "openai", model: "m", api_key_file: "/k" } }, { cwd: "/p" });
+    expect(manifest.provider).toEqual({ kind: "openai", model: "m", api_key_file: "/k" });
+  });
+
+  test("consumer_built_layer_is_checked", () => {
+    const bad = { worker: { max_turns: 0 } } as PartialManifest;
+    expect(() => resolveManifest(bad, { cwd: "/p" })).toThrow(/worker\.max_turns must be a positive whole number, got 0/);
+    const unknown = { worker: { turns: 3 } } as unknown as PartialManifest;
+    expect(() => resolveManifest(unknown, { cwd: "/p" })).toThrow(/unknown key "turns" in worker/);
+  });
+});

@@ -1,0 +1,76 @@
+import { basename, resolve } from "node:path";
+import { checkLayerValue } from "./check-layer.ts";
+import {
+  DEFAULT_INSTRUCTION,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_MAX_TURNS,
+  DEFAULT_POD_NAME,
+  DEFAULT_TEMPERATURE,
+} from "./defaults.ts";
+import { sortIssues, toManifestError } from "./issue.ts";
+import { ManifestError } from "./manifest-error.ts";
+import type { ManifestProvider, ManifestScopeRule, PartialManifest, PodManifest } from "./types.ts";
+
+/** Options for resolveManifest. */
+export interface ResolveManifestOptions {
+  /** Directory the pod is started in; the default `pod.pwd`. */
+  cwd: string;
+}
+
+/** Applies defaults (pwd, name, instruction, default allow rule), checks the result, deep-freezes it. */
+export function resolveManifest(partial: PartialManifest, options: ResolveManifestOptions): PodManifest {
+  const checked = checkLayerValue(partial, new Map());
+  if (checked.value === undefined) throw toManifestError(sortIssues(checked.issues)[0]!, undefined, "");
+  const layer = checked.value;
+
+  const pwd = resolve(layer.pod?.pwd ?? options.cwd);
+  const allow: ManifestScopeRule[] = (layer.scope?.allow ?? []).map(copyRule);
+  if (allow.length === 0) allow.push({ target: pwd, permission: "write", recursive: true });
+
+  const manifest: PodManifest = {
+    pod: { name: layer.pod?.name ?? (basename(pwd) || DEFAULT_POD_NAME), pwd },
+    worker: {
+      instruction: layer.worker?.instruction ?? DEFAULT_INSTRUCTION,
+      max_tokens: layer.worker?.max_tokens ?? DEFAULT_MAX_TOKENS,
+      max_turns: layer.worker?.max_turns ?? DEFAULT_MAX_TURNS,
+      temperature: layer.worker?.temperature ?? DEFAULT_TEMPERATURE,
+    },
+    scope: { allow, deny: (layer.scope?.deny ?? []).map(copyRule) },
+    ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider) }),
+  };
+  return deepFreeze(manifest);
+}
+
+function resolveProvider(provider: NonNullable<PartialManifest["provider"]>): ManifestProvider {
+  for (const key of ["kind", "model"] as const) {
+    if (provider[key] === undefined) {
+      throw new ManifestError(
+        "INVALID_VALUE",
+        `provider.${key} is required when a provider block is set; add it to a manifest layer or remove the provider block`,
+        { key: `provider.${key}` },
+      );
+    }
+  }
+  return {
+    kind: provider.kind!,
+    model: provider.model!,
+    ...(provider.base_url === undefined ? {} : { base_url: provider.base_url }),
+    ...(provider.api_key_file === undefined ? {} : { api_key_file: provider.api_key_file }),
+  };
+}
+
+function copyRule(rule: ManifestScopeRule): ManifestScopeRule {
+  return {
+    target: rule.target,
+    permission: rule.permission,
+    ...(rule.recursive === undefined ? {} : { recursive: rule.recursive }),
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

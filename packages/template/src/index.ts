@@ -1,1 +1,13 @@
-export {};
+export { SystemPromptError, type SystemPromptErrorCode, type SystemPromptErrorDetails, type SystemPromptErrorPhase } from "./system-prompt-error.ts";
+export {
+  DEFAULT_LIMITS,
+  SystemPromptTemplate,
+  type ParseOptions,
+  type RenderOptions,
+  type TemplateLoader,
+  type TemplateSource,
+} from "./system-prompt-template.ts";
+export type { RenderContext, ScopeData } from "./render-data.ts";
+export { assembleSystemPrompt, type SystemPromptParts } from "./trailing-section.ts";
+export { TEMPLATE_HELPERS, TEMPLATE_VARIABLES } from "./template-variables.ts";
+export { clearTemplateCache, templateCacheStats, type TemplateCacheStats } from "./template-cache.ts";

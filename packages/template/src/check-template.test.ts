@@ -1,0 +1,150 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { checkTemplate } from "./check-template.ts";
+import { parseTemplateText } from "./handlebars-env.ts";
+import { SystemPromptError, type SystemPromptErrorCode } from "./system-prompt-error.ts";
+
+const resolve = (name: string): string => (name.startsWith("$") ? name : `$workspace/${name}`);
+
+function check(text: string) {
+  return checkTemplate(parseTemplateText(text), { ref: "$workspace/t", file: "/p/t.md" }, resolve);
+}
+
+function failure(text: string): { code: SystemPromptErrorCode; line?: number; column?: number; message: string } {
+  try {
+    check(text);
+  } catch (error) {
+    if (!SystemPromptError.is(error)) throw error;
+    expect([error.phase, error.ref, error.file]).toEqual(["parse", "$workspace/t", "/p/t.md"]);
+    return {
+      code: error.code,
+      message: error.message,
+      ...(error.line !== undefined ? { line: error.line } : {}),
+      ...(error.column !== undefined ? { column: error.column } : {}),
+    };
+  }
+  throw new Error(`no error for ${JSON.stringify(text)}`);
+}
+
+describe("checkTemplate", () => {
+  it("accepts_every_variable_helper_and_scope", () => {
+    const text = [
+      "{{date}} {{time}} {{datetime}} {{cwd}} {{scope.summary}} {{{cwd}}} {{&cwd}} {{this.cwd}}",
+      "{{join tools}} {{join scope.readable \"\\n\"}} {{join scope.writable cwd}}",
+      "{{#if tools}}{{else if cwd}}{{else}}{{/if}}{{#unless scope.writable}}ro{{/unless}}",
+      "{{#each tools}}{{this}}{{.}}{{@index}}{{@first}}{{@last}}{{@key}}{{cwd}}{{scope.summary}}{{#if @first}}{{/if}}{{else}}none{{/each}}",
+      "{{#each tools as |tool i|}}{{tool}}{{i}}{{#each scope.readable as |p|}}{{tool}}{{p}}{{/each}}{{/each}}",
+      "{{#with scope}}{{summary}}{{join readable}}{{cwd}}{{#each writable}}{{this}}{{/each}}{{/with}}",
+      "{{#with scope as |s|}}{{s.summary}}{{/with}}{{! comment }}{{!-- {{nope}} --}}\\{{literal}}",
+    ].join("\n");
+    expect(check(text).includes).toEqual([]);
+  });
+
+  it("rejects_unknown_variables_everywhere_with_positions", () => {
+    expect(failure("Today: {{dat}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: 10 });
+    expect(failure("Today: {{dat}}").message).toBe(
+      '$workspace/t:1:10: unknown variable "dat" (did you mean "date"?); the variables are date, time, datetime, cwd, scope.readable, scope.writable, scope.summary, tools',
+    );
+    expect(failure("a\n{{#if typo}}x{{/if}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 2, column: 7 });
+    expect(failure("{{#each tools}}\n  {{tool}}\n{{/each}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 2, column: 5 });
+    expect(failure("{{#each tools}}{{tool}}{{/each}}").message).toContain('did you mean "tools"?');
+    expect(failure("{{#if cwd}}{{else}}{{summary}}{{/if}}").message).toContain('did you mean "scope.summary"?');
+    expect(failure("{{scope.sumary}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: 3 });
+    expect(failure("{{scope.sumary}}").message).toContain('"scope" has no member "sumary" (did you mean "scope.summary"?)');
+    expect(failure("{{@index}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: 3 });
+    expect(failure("{{#each tools}}{{@idx}}{{/each}}").message).toContain('did you mean "@index"?');
+    expect(failure("{{#each tools as |t|}}{{/each}}{{t}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", column: 34 });
+  });
+
+  it("rejects_type_errors_with_positions", () => {
+    expect(failure("x {{cwd.x}}")).toMatchObject({ code: "TYPE_ERROR", line: 1, column: 5 });
+    expect(failure("x {{cwd.x}}").message).toContain('"cwd" is a string and has no member "x"');
+    expect(failure("{{tools.length}}").message).toContain('{{join tools ", "}}');
+    expect(failure("\n {{scope}}")).toMatchObject({ code: "TYPE_ERROR", line: 2, column: 4 });
+    expect(failure("{{scope}}").message).toContain("{{scope.summary}}");
+    expect(failure("{{tools}}")).toMatchObject({ code: "TYPE_ERROR", line: 1, column: 3 });
+    expect(failure("{{tools}}").message).toContain('{{join tools ", "}}');
+    expect(failure("{{#each cwd}}{{/each}}")).toMatchObject({ code: "TYPE_ERROR", line: 1, column: 9 });
+    expect(failure("{{#each scope}}{{/each}}").code).toBe("TYPE_ERROR");
+    expect(failure("{{#with cwd}}{{/with}}").code).toBe("TYPE_ERROR");
+    expect(failure("{{#each tools}}{{this.name}}{{/each}}").code).toBe("TYPE_ERROR");
+    expect(failure("{{join cwd}}")).toMatchObject({ code: "TYPE_ERROR", column: 8 });
+    expect(failure("{{join}}").code).toBe("TYPE_ERROR");
+    expect(failure("{{join tools tools}}").code).toBe("TYPE_ERROR");
+    expect(failure("{{this}}").code).toBe("TYPE_ERROR");
+    expect(failure("{{#if}}{{/if}}").code).toBe("TYPE_ERROR");
+  });
+
+  it("rejects_forbidden_constructs_with_positions", () => {
+    const cases: [string, SystemPromptErrorCode, number, number][] = [
+      ["{{log cwd}}", "UNKNOWN_HELPER", 1, 3],
+      ["{{lookup scope 'summary'}}", "UNKNOWN_HELPER", 1, 3],
+      ["{{helperMissing}}", "UNKNOWN_VARIABLE", 1, 3],
+      ["a {{* foo}}", "FORBIDDEN", 1, 3],
+      ['{{#*inline "x"}}y{{/inline}}', "FORBIDDEN", 1, 1],
+      ["\n{{#> layout}}x{{/layout}}", "FORBIDDEN", 2, 1],
+      ["{{> (which)}}", "FORBIDDEN", 1, 1],
+      ["{{> header this}}", "FORBIDDEN", 1, 12],
+      ["{{> header a=1}}", "FORBIDDEN", 1, 12],
+      ["{{#each tools}}{{../cwd}}{{/each}}", "FORBIDDEN", 1, 18],
+      ["{{@root.cwd}}", "FORBIDDEN", 1, 3],
+      ["{{join (join tools)}}", "FORBIDDEN", 1, 8],
+      ["{{#if (join tools)}}{{/if}}", "FORBIDDEN", 1, 7],
+      ["{{{{raw}}}}{{x}}{{{{/raw}}}}", "FORBIDDEN", 1, 1],
+      ["{{^tools}}none{{/tools}}", "FORBIDDEN", 1, 1],
+      ["{{#tools}}x{{/tools}}", "FORBIDDEN", 1, 4],
+      ['{{"text"}}', "FORBIDDEN", 1, 3],
+      ["{{#if cwd includeZero=true}}{{/if}}", "FORBIDDEN", 1, 11],
+      ["{{#if cwd as |x|}}{{/if}}", "FORBIDDEN", 1, 1],
+      ["{{if cwd}}", "FORBIDDEN", 1, 1],
+      ["{{#join tools}}{{/join}}", "FORBIDDEN", 1, 1],
+      ["{{shout cwd}}", "UNKNOWN_HELPER", 1, 3],
+      ["{{#eahc tools}}{{/eahc}}", "UNKNOWN_HELPER", 1, 4],
+    ];
+    for (const [text, code, line, column] of cases) {
+      expect({ text, ...failure(text), message: undefined }).toEqual({ text, code, line, column, message: undefined });
+    }
+    expect(failure("{{#eahc tools}}{{/eahc}}").message).toContain('did you mean "each"?');
+  });
+
+  it("rewrites_includes_to_per_site_partials_that_get_the_root_context", () => {
+    const checked = check('a\n  {{> common/header}}{{> "$user/x"}}\n{{#each tools}}{{> $insomnia/item}}{{/each}}');
+    expect(checked.includes.map((s) => [s.target, s.line, s.column])).toEqual([
+      ["$workspace/common/header", 2, 3],
+      ["$user/x", 2, 22],
+      ["$insomnia/item", 3, 16],
+    ]);
+    expect(new Set(checked.includes.map((s) => s.partialName)).size).toBe(3);
+    expect(checked.ownNodes).toBe(6);
+  });
+
+  it("wraps_an_invalid_include_name_as_include_failed", () => {
+    const cause = new Error("bad ref");
+    let caught: unknown;
+    try {
+      checkTemplate(parseTemplateText("x\n {{> bad.md}}"), { ref: "$workspace/t" }, () => {
+        throw cause;
+      });
+    } catch (error) {
+      caught = error;
+    }
+    expect(SystemPromptError.is(caught) && [caught.code, caught.line, caught.column, caught.cause]).toEqual(["INCLUDE_FAILED", 2, 2, cause]);
+  });
+
+  it("any_other_name_is_an_unknown_variable_at_its_position", () => {
+    const known = new Set(["date", "time", "datetime", "cwd", "scope", "tools", "if", "unless", "each", "with", "join", "else", "this", "true", "false", "null", "undefined", "as"]);
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/).filter((name) => !known.has(name)),
+        fc.nat({ max: 20 }),
+        (name, pad) => {
+          const prefix = " ".repeat(pad);
+          expect(failure(`${prefix}{{${name}}}`)).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: pad + 3 });
+          expect(failure(`${prefix}{{#if ${name}}}x{{/if}}`)).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: pad + 7 });
+          expect(failure(`${prefix}{{#each tools}}{{${name}}}{{/each}}`)).toMatchObject({ code: "UNKNOWN_VARIABLE", column: pad + 18 });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

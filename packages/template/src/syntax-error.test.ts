@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { parseTemplateText } from "./handlebars-env.ts";
+import { describeSyntaxError, type SyntaxErrorInfo } from "./syntax-error.ts";
+
+function syntaxError(text: string): SyntaxErrorInfo {
+  try {
+    parseTemplateText(text);
+  } catch (error) {
+    return describeSyntaxError(text, error);
+  }
+  throw new Error(`${JSON.stringify(text)} parsed`);
+}
+
+describe("describeSyntaxError", () => {
+  it("points_at_the_block_that_is_never_closed", () => {
+    expect(syntaxError("a\n  {{#each tools}}\n{{#if cwd}}{{/if}}\n")).toEqual({
+      line: 2,
+      column: 3,
+      message: "{{#each}} is never closed; add {{/each}}",
+    });
+    expect(syntaxError("{{#if a}}{{#with scope}}{{/with}}").line).toBe(1);
+    expect(syntaxError("{{~#if a~}}")).toMatchObject({ line: 1, column: 1, message: "{{#if}} is never closed; add {{/if}}" });
+  });
+
+  it("points_at_a_mismatched_close", () => {
+    expect(syntaxError("{{#if a}}\n{{#each b}}\n  {{/if}}\n{{/each}}")).toEqual({
+      line: 3,
+      column: 3,
+      message: "{{/if}} does not close {{#each}} opened at 2:1; close it with {{/each}}",
+    });
+    expect(syntaxError("{{{{raw}}}} x {{{{/wrong}}}}")).toMatchObject({ line: 1, column: 15 });
+  });
+
+  it("points_at_a_close_without_an_open", () => {
+    expect(syntaxError("text\n {{/if}}")).toEqual({ line: 2, column: 2, message: "{{/if}} closes a block that was never opened" });
+  });
+
+  it("points_at_the_offending_token", () => {
+    expect(syntaxError("ab\n  {{#if x}}{{else}}{{else}}{{/if}}")).toMatchObject({ line: 2, column: 20, message: 'unexpected "{{else}}" (expected text, {{/…}})' });
+    expect(syntaxError("hello {{}} x")).toMatchObject({ line: 1, column: 9, message: 'unexpected "}}" (expected a name, a string, a number, an @variable)' });
+    expect(syntaxError("x {{foo bar=}}")).toMatchObject({ line: 1, column: 13 });
+  });
+
+  it("points_at_an_unclosed_mustache_or_comment", () => {
+    expect(syntaxError("x\n  {{foo")).toEqual({ line: 2, column: 3, message: "this {{ is never closed; add }}" });
+    expect(syntaxError("x {{!-- no end")).toMatchObject({ line: 1, column: 3 });
+  });
+});

@@ -1,0 +1,354 @@
+import { parseRef, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
+import { checkTemplate, type IncludeSite } from "./check-template.ts";
+import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
+import { compileChecked, parseTemplateText, type CompiledTemplate } from "./handlebars-env.ts";
+import { buildRenderData, type RenderContext } from "./render-data.ts";
+import { RenderBudget } from "./render-budget.ts";
+import { createRenderHelpers } from "./render-helpers.ts";
+import { describeSyntaxError } from "./syntax-error.ts";
+import { SystemPromptError } from "./system-prompt-error.ts";
+import { cacheGet, cacheKey, cacheSet, type CachedFile } from "./template-cache.ts";
+import { assembleSystemPrompt } from "./trailing-section.ts";
+
+/** Limits checked while parsing. */
+export interface ParseOptions {
+  /** Deepest include nesting: the root is level 0. Default 16. */
+  maxIncludeDepth?: number | undefined;
+  /** Distinct files, the root included. Default 256. */
+  maxIncludes?: number | undefined;
+  /** Statements after every include is expanded in place (loops count once). Default 100 000. */
+  maxExpandedNodes?: number | undefined;
+}
+
+/** Limits checked while rendering. */
+export interface RenderOptions {
+  /** UTF-8 bytes of the rendered instruction (the trailing section is not counted). Default 1 MiB. */
+  maxOutputBytes?: number | undefined;
+  /** Block helper calls + `#each` iterations + include calls + `join` calls. Default 200 000. */
+  maxSteps?: number | undefined;
+}
+
+/** One file that went into a template. */
+export interface TemplateSource {
+  /** Canonical reference, e.g. "$workspace/team/review". */
+  readonly ref: string;
+  /** Real path of the file read. */
+  readonly file: string;
+  /** Hex SHA-256 of the file's (normalized) text. */
+  readonly sha256: string;
+}
+
+/** The part of PromptLoader a template needs. */
+export type TemplateLoader = Pick<PromptLoader, "load">;
+
+/** Default limits. */
+export const DEFAULT_LIMITS = Object.freeze({
+  maxIncludeDepth: 16,
+  maxIncludes: 256,
+  maxExpandedNodes: 100_000,
+  maxOutputBytes: 1024 * 1024,
+  maxSteps: 200_000,
+});
+
+interface LoadedFile extends TemplateSource {
+  readonly cached: CachedFile;
+}
+
+function limit(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
+    throw new RangeError(`${name} must be a non-negative number, got ${String(value)}`);
+  }
+  return value;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A checked instruction with everything it includes, ready to render any number of times. */
+export class SystemPromptTemplate {
+  /** Canonical ref of the root file. */
+  readonly instruction: string;
+  /** Every file that went into the template: root first, then depth-first in document order, each once. */
+  readonly sources: readonly TemplateSource[];
+  readonly #files: ReadonlyMap<string, LoadedFile>;
+
+  private constructor(instruction: string, files: ReadonlyMap<string, LoadedFile>) {
+    this.instruction = instruction;
+    this.#files = files;
+    this.sources = Object.freeze(
+      [...files.values()].map(({ ref, file, sha256 }) => Object.freeze({ ref, file, sha256 })),
+    );
+  }
+
+  /** Loads, checks and compiles the instruction and all its includes. Throws SystemPromptError (phase "parse"). */
+  static async parse(instruction: string, loader: TemplateLoader, options: ParseOptions = {}): Promise<SystemPromptTemplate> {
+    const maxIncludeDepth = limit(options.maxIncludeDepth, DEFAULT_LIMITS.maxIncludeDepth, "maxIncludeDepth");
+    const maxIncludes = limit(options.maxIncludes, DEFAULT_LIMITS.maxIncludes, "maxIncludes");
+    const maxExpandedNodes = limit(options.maxExpandedNodes, DEFAULT_LIMITS.maxExpandedNodes, "maxExpandedNodes");
+
+    let rootRef: PromptRef;
+    try {
+      rootRef = parseRef(instruction);
+    } catch (cause) {
+      throw new SystemPromptError("INCLUDE_FAILED", `cannot load instruction "${instruction}": ${messageOf(cause)}`, {
+        ref: instruction,
+        cause,
+      });
+    }
+    const files = new Map<string, LoadedFile>();
+
+    const visit = async (ref: PromptRef, chain: readonly string[], from?: { file: LoadedFile; site: IncludeSite }) => {
+      let loaded;
+      try {
+        loaded = await loader.load(ref);
+      } catch (cause) {
+        const what = from === undefined ? "instruction" : "include";
+        const why = messageOf(cause);
+        const detail = `cannot load ${what}${why.includes(ref.canonical) ? "" : ` ${ref.canonical}`}: ${why}`;
+        throw new SystemPromptError(
+          "INCLUDE_FAILED",
+          detail,
+          from === undefined
+            ? { ref: ref.canonical, chain, cause }
+            : {
+                ref: from.file.ref,
+                file: from.file.file,
+                line: from.site.line,
+                column: from.site.column,
+                chain: chain.slice(0, -1),
+                cause,
+              },
+        );
+      }
+      const canonical = loaded.ref.canonical;
+      const file = loaded.file;
+      const key = cacheKey(canonical, loaded.sha256);
+      let cached = cacheGet(key);
+      if (cached === undefined) {
+        cached = compileFile(loaded.text, loaded.ref, file, chain);
+        cacheSet(key, cached);
+      }
+      const entry: LoadedFile = { ref: canonical, file, sha256: loaded.sha256, cached };
+      files.set(canonical, entry);
+
+      for (const site of cached.checked.includes) {
+        const at = { ref: canonical, file, line: site.line, column: site.column, chain };
+        if (chain.includes(site.target)) {
+          throw new SystemPromptError("CYCLE", `include cycle: ${[...chain, site.target].join(" -> ")}; remove one of these includes`, at);
+        }
+        if (chain.length > maxIncludeDepth) {
+          throw new SystemPromptError(
+            "TOO_DEEP",
+            `includes nest more than ${maxIncludeDepth} levels deep (${[...chain, site.target].join(" -> ")}); flatten the includes`,
+            at,
+          );
+        }
+        if (files.has(site.target)) continue;
+        if (files.size >= maxIncludes) {
+          throw new SystemPromptError(
+            "TOO_MANY_INCLUDES",
+            `the instruction includes more than ${maxIncludes} distinct files; including ${site.target} goes over the limit`,
+            at,
+          );
+        }
+        await visit(parseRef(site.target), [...chain, site.target], { file: entry, site });
+      }
+    };
+
+    await visit(rootRef, [rootRef.canonical]);
+    checkDepth(rootRef.canonical, files, maxIncludeDepth);
+    checkExpansion(rootRef.canonical, files, maxExpandedNodes);
+    return new SystemPromptTemplate(rootRef.canonical, files);
+  }
+
+  /** Renders instruction + trailing section. Throws SystemPromptError (phase "render"). */
+  render(ctx: RenderContext, options: RenderOptions = {}): string {
+    const instruction = this.renderInstruction(ctx, options);
+    return assembleSystemPrompt({ instruction, scopeSummary: ctx.scope.summary, agentsMd: ctx.agentsMd });
+  }
+
+  /** Renders only the instruction part (no trailing section). Throws SystemPromptError (phase "render"). */
+  renderInstruction(ctx: RenderContext, options: RenderOptions = {}): string {
+    const data = buildRenderData(ctx);
+    const files = this.#files;
+    const budget = new RenderBudget(
+      {
+        maxOutputBytes: limit(options.maxOutputBytes, DEFAULT_LIMITS.maxOutputBytes, "maxOutputBytes"),
+        maxSteps: limit(options.maxSteps, DEFAULT_LIMITS.maxSteps, "maxSteps"),
+      },
+      this.instruction,
+      (ref) => files.get(ref)?.file,
+    );
+    // Built per call: the counters live in `budget`, the compiled files are shared.
+    const partials: Record<string, CompiledTemplate> = {};
+    for (const file of files.values()) {
+      for (const site of file.cached.checked.includes) {
+        const target = files.get(site.target);
+        if (target === undefined) continue;
+        const at = { ref: file.ref, line: site.line, column: site.column };
+        partials[site.partialName] = (context, runtimeOptions) => {
+          budget.step(at);
+          return budget.measure(at, () => budget.within(target.ref, () => target.cached.compiled(context, runtimeOptions)));
+        };
+      }
+    }
+    const root = files.get(this.instruction);
+    if (root === undefined) throw new SystemPromptError("RENDER_FAILED", "the template has no root file", { ref: this.instruction });
+    try {
+      return budget.measure({ ref: root.ref }, () =>
+        root.cached.compiled(data, {
+          helpers: createRenderHelpers(budget),
+          partials,
+          allowProtoPropertiesByDefault: false,
+          allowProtoMethodsByDefault: false,
+        }),
+      );
+    } catch (cause) {
+      if (SystemPromptError.is(cause)) throw cause;
+      const ref = budget.current;
+      throw new SystemPromptError("RENDER_FAILED", `rendering failed: ${messageOf(cause)}`, {
+        ref,
+        file: files.get(ref)?.file,
+        chain: budget.chain(),
+        cause,
+      });
+    }
+  }
+}
+
+function compileFile(text: string, ref: PromptRef, file: string, chain: readonly string[]): CachedFile {
+  const where = { ref: ref.canonical, file, chain };
+  let ast: HbsProgram;
+  try {
+    ast = parseTemplateText(text);
+  } catch (cause) {
+    const info = describeSyntaxError(text, cause);
+    throw new SystemPromptError("SYNTAX", `syntax error: ${info.message}`, {
+      ...where,
+      line: info.line,
+      column: info.column,
+      cause,
+    });
+  }
+  const checked = checkTemplate(ast, where, (name) => parseRef(name, ref).canonical);
+  let compiled: CompiledTemplate;
+  try {
+    compiled = compileChecked(checked.ast);
+  } catch (cause) {
+    const loc = (cause as { lineNumber?: unknown; column?: unknown }) ?? {};
+    throw new SystemPromptError("SYNTAX", `cannot compile: ${messageOf(cause)}`, {
+      ...where,
+      line: typeof loc.lineNumber === "number" ? loc.lineNumber : undefined,
+      column: typeof loc.column === "number" ? loc.column + 1 : undefined,
+      cause,
+    });
+  }
+  return { checked, compiled };
+}
+
+/**
+ * Include depth along every path, not only the one each file was first loaded through:
+ * a file loaded shallow can also be included deep, and its own includes then nest deeper.
+ */
+function checkDepth(root: string, files: ReadonlyMap<string, LoadedFile>, max: number): void {
+  const memo = new Map<string, number>();
+  const height = (ref: string): number => {
+    const known = memo.get(ref);
+    if (known !== undefined) return known;
+    let h = 0;
+    for (const site of files.get(ref)?.cached.checked.includes ?? []) h = Math.max(h, 1 + height(site.target));
+    memo.set(ref, h);
+    return h;
+  };
+  let chain = [root];
+  for (;;) {
+    const ref = chain.at(-1) ?? root;
+    const file = files.get(ref);
+    const depth = chain.length - 1;
+    const deeper = file?.cached.checked.includes.find((site) => depth + 1 + height(site.target) > max);
+    if (file === undefined || deeper === undefined) return;
+    if (depth + 1 > max) {
+      throw new SystemPromptError(
+        "TOO_DEEP",
+        `includes nest more than ${max} levels deep (${[...chain, deeper.target].join(" -> ")}); flatten the includes`,
+        { ref, file: file.file, line: deeper.line, column: deeper.column, chain },
+      );
+    }
+    chain = [...chain, deeper.target];
+  }
+}
+
+/**
+ * Rejects templates whose includes multiply into too many statements (a includes b ten
+ * times, b includes c ten times, ...). Reports the deepest include at which the running
+ * count crosses the limit.
+ */
+function checkExpansion(root: string, files: ReadonlyMap<string, LoadedFile>, max: number): void {
+  const memo = new Map<string, number>();
+  const expanded = (ref: string): number => {
+    const known = memo.get(ref);
+    if (known !== undefined) return known;
+    const file = files.get(ref);
+    let total = file?.cached.checked.ownNodes ?? 0;
+    for (const site of file?.cached.checked.includes ?? []) total += expanded(site.target);
+    memo.set(ref, total);
+    return total;
+  };
+  const total = expanded(root);
+  if (total <= max) return;
+
+  const shown = total >= 1e9 ? total.toExponential(1) : String(total);
+  let ref = root;
+  let chain = [root];
+  for (;;) {
+    const file = files.get(ref);
+    if (file === undefined) return;
+    const byName = new Map(file.cached.checked.includes.map((site) => [site.partialName, site]));
+    let running = 0;
+    let descend: string | undefined;
+    const walk = (body: readonly HbsStatement[]): HbsStatement | undefined => {
+      for (const node of body) {
+        running++;
+        if (node.type === "PartialStatement") {
+          const name = node.name.type === "StringLiteral" ? String(node.name.value) : "";
+          const site = byName.get(name);
+          if (site !== undefined) {
+            const child = expanded(site.target);
+            if (child > max) {
+              descend = site.target;
+              return node;
+            }
+            running += child;
+          }
+        }
+        if (running > max) return node;
+        if (node.type === "BlockStatement") {
+          const hit = walk(node.program?.body ?? []) ?? walk(node.inverse?.body ?? []);
+          if (hit !== undefined) return hit;
+        }
+      }
+      return undefined;
+    };
+    const node = walk(file.cached.checked.ast.body);
+    if (descend !== undefined) {
+      ref = descend;
+      chain = [...chain, descend];
+      continue;
+    }
+    const start = node?.loc?.start;
+    throw new SystemPromptError(
+      "EXPANSION_TOO_LARGE",
+      `with every include expanded the instruction has ${shown} statements, over the limit of ${max}; ` +
+        "this is where the count crosses it — includes repeated inside included files multiply, include each file fewer times",
+      {
+        ref,
+        file: file.file,
+        line: start?.line,
+        column: start === undefined ? undefined : start.column + 1,
+        chain,
+      },
+    );
+  }
+}

@@ -1,0 +1,36 @@
+/** Machine-readable reason of a {@link PodWarning}. */
+export type PodWarningCode =
+  | "AGENTS_MD_TRUNCATED"
+  | "AGENTS_MD_NOT_UTF8"
+  | "AGENTS_MD_OUTSIDE_SCOPE"
+  | "AGENTS_MD_UNREADABLE"
+  | "SOURCES_CHANGED"
+  | "SEGMENT_TAIL_RECOVERED"
+  | "SEGMENT_LOCK_STALE";
+
+/** Something a pod noticed, handled, and kept going after. */
+export interface PodWarning {
+  readonly code: PodWarningCode;
+  readonly message: string;
+  /** The file the warning is about, when there is one. */
+  readonly file?: string;
+}
+
+/** Receives a pod's warnings; the pod itself never prints. */
+export interface Notifier {
+  warn(warning: PodWarning): void;
+}
+
+/** The default notifier: drops every warning (a library never prints). */
+export const silentNotifier: Notifier = Object.freeze({ warn(): void {} });
+
+/** A notifier that keeps every warning it receives, in order. */
+export interface CollectingNotifier extends Notifier {
+  readonly warnings: readonly PodWarning[];
+}
+
+/** Creates a notifier that collects warnings into its `warnings` array. */
+export function collectWarnings(): CollectingNotifier {
+  const warnings: PodWarning[] = [];
+  return { warnings, warn: (warning) => void warnings.push(warning) };
+}

@@ -1,0 +1,259 @@
+import type { PodManifest } from "@insomnia/manifest";
+import type { PromptLoader } from "@insomnia/prompt-loader";
+import type { Message, TurnResult, Worker } from "@insomnia/worker";
+import { systemClock } from "./clock.ts";
+import type { Clock } from "./clock.ts";
+import { materialize, prepareSystemPrompt } from "./materialize.ts";
+import type { PreparedSystemPrompt } from "./materialize.ts";
+import { PodError } from "./pod-error.ts";
+import { silentNotifier } from "./pod-warning.ts";
+import type { Notifier } from "./pod-warning.ts";
+import type { SegmentSource, SegmentStartRecord } from "./segment-record.ts";
+import type { SegmentStore, SegmentWriter } from "./segment-store.ts";
+import { checkSources } from "./source-drift.ts";
+import { summaryMessage } from "./summary-message.ts";
+
+/** What {@link Pod.fromManifest} needs besides the manifest. */
+export interface PodDeps {
+  /** The agent loop; the pod sets its system prompt and history. */
+  worker: Worker;
+  /** Where segment logs go. */
+  store: SegmentStore;
+  /** Default: `PromptLoader.forPod({ cwd: manifest.pod.pwd, env })`. */
+  loader?: PromptLoader;
+  /** Time rendered into the prompt and stamped on segments (default: the wall clock). */
+  clock?: Clock;
+  /** Receives warnings (default: drops them). */
+  notifier?: Notifier;
+  /** Environment for the default loader (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What {@link Pod.restore} needs besides the store, segment and worker. */
+export interface RestoreDeps {
+  /**
+   * When given, each recorded source is re-resolved through this loader (so a reference
+   * that now points at another file counts as changed); otherwise the recorded files are re-hashed.
+   */
+  loader?: PromptLoader;
+  /** Stamps segments started by later compactions (default: the wall clock). */
+  clock?: Clock;
+  /** Receives warnings (default: drops them). */
+  notifier?: Notifier;
+}
+
+/** Turns a conversation history into the summary text a compacted segment starts from. */
+export type Summarizer = (history: readonly Message[]) => Promise<string> | string;
+
+/**
+ * A pod: a worker whose system prompt is rendered once, before its first turn, and then
+ * kept byte for byte — across turns, compactions and restores — in a segment log.
+ */
+export class Pod {
+  readonly #worker: Worker;
+  readonly #store: SegmentStore;
+  readonly #clock: Clock;
+  readonly #notifier: Notifier;
+  /** The parsed instruction; cleared by the first successful render so it can never render twice. */
+  #prepared: PreparedSystemPrompt | undefined;
+  /** A rendered prompt whose segment could not be created yet (retried on the next turn). */
+  #pendingStart: SegmentStartRecord | undefined;
+  #writer: SegmentWriter | undefined;
+  #sources: readonly SegmentSource[] = [];
+  #materializing: Promise<void> | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  private constructor(worker: Worker, store: SegmentStore, clock: Clock, notifier: Notifier) {
+    this.#worker = worker;
+    this.#store = store;
+    this.#clock = clock;
+    this.#notifier = notifier;
+  }
+
+  /**
+   * Builds the scope and parses the instruction (all includes, all checks). Renders
+   * nothing, sets nothing on the worker, writes nothing to the store.
+   */
+  static async fromManifest(manifest: PodManifest, deps: PodDeps): Promise<Pod> {
+    const prepared = await prepareSystemPrompt(manifest, {
+      ...(deps.loader === undefined ? {} : { loader: deps.loader }),
+      ...(deps.env === undefined ? {} : { env: deps.env }),
+    });
+    const pod = new Pod(deps.worker, deps.store, deps.clock ?? systemClock, deps.notifier ?? silentNotifier);
+    pod.#prepared = prepared;
+    return pod;
+  }
+
+  /**
+   * Re-opens a segment: the worker gets the stored prompt and the history (summary +
+   * messages). Nothing is rendered and AGENTS.md is not read; changed sources only warn.
+   */
+  static async restore(store: SegmentStore, segmentId: string, worker: Worker, deps: RestoreDeps = {}): Promise<Pod> {
+    const notifier = deps.notifier ?? silentNotifier;
+    const { records, writer, warnings } = await store.openSegment(segmentId);
+    for (const warning of warnings) notifier.warn(warning);
+    try {
+      const [start, ...rest] = records;
+      if (start?.type !== "segment_start") {
+        throw new PodError("SEGMENT_CORRUPT", `segment ${segmentId} does not start with a segment_start record`);
+      }
+      const messages = rest.map((record, index) => {
+        if (record.type !== "message") {
+          throw new PodError("SEGMENT_CORRUPT", `segment ${segmentId}: record ${index + 2} is a second segment_start`);
+        }
+        return record.message as Message;
+      });
+      const history = start.summary === undefined ? messages : [summaryMessage(start.summary), ...messages];
+      try {
+        worker.setHistory(history); // validates every message before anything changes
+      } catch (cause) {
+        throw new PodError("SEGMENT_CORRUPT", `segment ${segmentId} holds a message the worker rejects: ${String(cause)}`, {
+          cause,
+        });
+      }
+      worker.setSystemPrompt(start.systemPrompt);
+      const pod = new Pod(worker, store, deps.clock ?? systemClock, notifier);
+      pod.#writer = writer;
+      pod.#sources = start.sources;
+      for (const warning of await checkSources(start.sources, deps.loader)) notifier.warn(warning);
+      return pod;
+    } catch (error) {
+      await writer.close();
+      throw error;
+    }
+  }
+
+  /** Id of the segment turns are appended to; undefined before the first turn. */
+  get segmentId(): string | undefined {
+    return this.#writer?.segmentId;
+  }
+
+  /** True once the system prompt was rendered and handed to the worker (or restored). */
+  get isMaterialized(): boolean {
+    return this.#prepared === undefined;
+  }
+
+  /** Files the current segment's prompt was built from; empty before materialization. */
+  get sources(): readonly SegmentSource[] {
+    return this.#sources;
+  }
+
+  /**
+   * Materializes the system prompt now instead of on the first turn. Runs once: concurrent
+   * and later calls share the first one's work.
+   */
+  materialize(): Promise<void> {
+    if (this.#writer !== undefined) return Promise.resolve();
+    this.#materializing ??= this.#materializeOnce().finally(() => {
+      this.#materializing = undefined;
+    });
+    return this.#materializing;
+  }
+
+  /** Runs one turn with a new user message; the first call materializes the prompt. */
+  run(input: string): Promise<TurnResult> {
+    return this.#enqueue(async () => {
+      await this.materialize();
+      return this.#logTurn(() => this.#worker.run(input));
+    });
+  }
+
+  /** Continues from the current history without a new user message; the first call materializes the prompt. */
+  resume(): Promise<TurnResult> {
+    return this.#enqueue(async () => {
+      await this.materialize();
+      return this.#logTurn(() => this.#worker.resume());
+    });
+  }
+
+  /**
+   * Replaces the history by one summary message and starts a new segment that carries
+   * the worker's current system prompt verbatim. Never re-renders, never reads AGENTS.md.
+   */
+  compact(summarize: Summarizer): Promise<void> {
+    return this.#enqueue(async () => {
+      const previous = this.#writer;
+      const systemPrompt = this.#worker.getSystemPrompt();
+      if (previous === undefined || systemPrompt === undefined) {
+        throw new PodError("NOT_MATERIALIZED", "compact() before the first turn: there is nothing to compact yet; run a turn first");
+      }
+      const summary = await summarize(this.#worker.getHistory());
+      if (typeof summary !== "string") {
+        throw new PodError("INVALID_ARGUMENT", `the summarizer must return a string, got ${typeof summary}`);
+      }
+      const next = await this.#store.createSegment({
+        type: "segment_start",
+        systemPrompt,
+        sources: this.#sources,
+        createdAt: this.#clock.now().toISOString(),
+        previousSegment: previous.segmentId,
+        summary,
+      });
+      this.#worker.setHistory([summaryMessage(summary)]);
+      this.#writer = next;
+      await previous.close();
+    });
+  }
+
+  /** Waits for queued work, then releases the segment (its lock). Idempotent; later turns fail with POD_CLOSED. */
+  close(): Promise<void> {
+    const done = this.#queue.then(async () => {
+      if (this.#closed) return;
+      this.#closed = true;
+      await this.#writer?.close();
+    });
+    this.#queue = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Runs pod operations one after another, so a turn's log slice is its own. */
+  #enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.#queue.then(() => {
+      if (this.#closed) throw new PodError("POD_CLOSED", "the pod was closed; restore its segment to continue");
+      return task();
+    });
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async #materializeOnce(): Promise<void> {
+    let start = this.#pendingStart;
+    if (start === undefined) {
+      const prepared = this.#prepared;
+      if (prepared === undefined) throw new PodError("NOT_MATERIALIZED", "the pod has no instruction to render");
+      await this.#worker.tools.flushPending();
+      const now = this.#clock.now();
+      const rendered = await materialize(prepared, {
+        tools: this.#worker.tools.names(),
+        now,
+        notifier: this.#notifier,
+      });
+      this.#worker.setSystemPrompt(rendered.prompt);
+      this.#prepared = undefined;
+      start = {
+        type: "segment_start",
+        systemPrompt: rendered.prompt,
+        sources: rendered.sources.map(({ ref, file, sha256 }) => ({ ref, file, sha256 })),
+        createdAt: now.toISOString(),
+      };
+      this.#pendingStart = start;
+    }
+    this.#writer = await this.#store.createSegment(start);
+    this.#sources = start.sources;
+    this.#pendingStart = undefined;
+  }
+
+  /** Runs a worker turn and appends every message it added to the current segment, also when it fails. */
+  async #logTurn(turn: () => Promise<TurnResult>): Promise<TurnResult> {
+    const writer = this.#writer!;
+    const before = this.#worker.getHistory().length;
+    try {
+      return await turn();
+    } finally {
+      for (const message of this.#worker.getHistory().slice(before)) {
+        await writer.append({ type: "message", message });
+      }
+    }
+  }
+}

@@ -1,0 +1,391 @@
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { PodError } from "./pod-error.ts";
+import { encodeSegmentLine } from "./segment-codec.ts";
+import { FileSegmentStore } from "./segment-file-store.ts";
+import { formatSegmentId } from "./segment-id.ts";
+import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
+import type { ReadSegmentResult, SegmentWriter } from "./segment-store.ts";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "insomnia-segment-file-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const start: SegmentStartRecord = {
+  type: "segment_start",
+  systemPrompt: "You are a pod. 日本語のプロンプト\n\n---\n## Working boundaries\n\nReadable:\n  - /w\n",
+  sources: [{ ref: "$insomnia/default", file: "/opt/prompts/default.md", sha256: "cd".repeat(32) }],
+  createdAt: "2025-01-02T03:04:05Z",
+};
+
+const TEXTS = [
+  "plain",
+  "日本語のテキスト\n改行あり",
+  "emoji 🙂👍🏽 and combining é",
+  'quotes " and \\ backslash and }\n{"seq":9,',
+  "line\r\nbreaks\n\n",
+  "\u2028\u2029 separators",
+  "\u0000 nul and \u001f control",
+  "lone \ud800 surrogate",
+];
+
+function message(n: number): SegmentRecord {
+  return { type: "message", message: { role: n % 2 === 0 ? "user" : "assistant", content: `${TEXTS[n % TEXTS.length]} #${n}` } };
+}
+
+const RECORDS: SegmentRecord[] = [start, ...Array.from({ length: 19 }, (_, n) => message(n))];
+
+async function rejection(promise: Promise<unknown>): Promise<PodError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (PodError.is(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** Writes RECORDS through the store and returns the file's bytes and where each line ends. */
+async function writeLog(store: FileSegmentStore): Promise<{ id: string; data: Buffer; lineEnds: number[] }> {
+  const writer = await store.createSegment(start);
+  for (const record of RECORDS.slice(1)) await writer.append(record);
+  await writer.close();
+  const data = await readFile(store.segmentFile(writer.segmentId));
+  const lineEnds: number[] = [];
+  for (let i = data.indexOf(0x0a); i !== -1; i = data.indexOf(0x0a, i + 1)) lineEnds.push(i + 1);
+  return { id: writer.segmentId, data, lineEnds };
+}
+
+/** How many records end (newline included) within the first `length` bytes. */
+function wholeRecords(lineEnds: readonly number[], length: number): number {
+  return lineEnds.filter((end) => end <= length).length;
+}
+
+describe("FileSegmentStore files", () => {
+  it("writes_one_checksummed_json_line_per_record", async () => {
+    const store = new FileSegmentStore(join(dir, "a", "b"));
+    const { id, data, lineEnds } = await writeLog(store);
+    expect(id).toBe(formatSegmentId(1));
+    expect(await readdir(join(dir, "a", "b"))).toEqual([`${id}.jsonl`]);
+    expect(lineEnds).toHaveLength(RECORDS.length);
+    expect(lineEnds.at(-1)).toBe(data.length);
+    const lines = data.toString("utf8").split("\n").slice(0, -1);
+    expect(lines.map((line) => JSON.parse(line) as { seq: number; crc: string; record: unknown })).toEqual(
+      RECORDS.map((record, seq) => ({ seq, crc: expect.stringMatching(/^[0-9a-f]{8}$/), record })),
+    );
+  });
+
+  it("fsyncs_every_append_and_the_directory_on_create", async () => {
+    const probe = await open(join(dir, "probe"), "w");
+    const prototype = Object.getPrototypeOf(probe) as { sync(): Promise<void> };
+    await probe.close();
+    const sync = vi.spyOn(prototype, "sync");
+    try {
+      const store = new FileSegmentStore(dir);
+      const writer = await store.createSegment(start);
+      expect(sync).toHaveBeenCalledTimes(2);
+      await writer.append(message(0));
+      expect(sync).toHaveBeenCalledTimes(3);
+      await writer.append(message(1));
+      expect(sync).toHaveBeenCalledTimes(4);
+      await writer.close();
+    } finally {
+      sync.mockRestore();
+    }
+  });
+
+  it("failed_append_stops_the_writer_and_reopening_recovers", async () => {
+    const store = new FileSegmentStore(dir);
+    const writer = await store.createSegment(start);
+    await writer.append(message(0));
+    const probe = await open(join(dir, "probe"), "w");
+    const prototype = Object.getPrototypeOf(probe) as {
+      write(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesWritten: number }>;
+    };
+    await probe.close();
+    const realWrite = prototype.write;
+    // A disk that fills up halfway through a record line.
+    const write = vi.spyOn(prototype, "write").mockImplementationOnce(async function (this: unknown, buffer, offset, length, position) {
+      await realWrite.call(this, buffer, offset, Math.floor(length / 2), position);
+      throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
+    });
+    try {
+      const failed = await rejection(writer.append(message(1)));
+      expect(failed.code).toBe("SEGMENT_IO");
+      expect(failed.message).toContain("ENOSPC");
+      const refused = await rejection(writer.append(message(2)));
+      expect(refused.code).toBe("SEGMENT_IO");
+      expect(write).toHaveBeenCalledTimes(1);
+    } finally {
+      write.mockRestore();
+    }
+    await writer.close();
+    const opened = await store.openSegment(writer.segmentId);
+    expect(opened.records).toEqual([start, message(0)]);
+    expect(opened.warnings.map((warning) => warning.code)).toEqual(["SEGMENT_TAIL_RECOVERED"]);
+    await opened.writer.append(message(3));
+    await opened.writer.close();
+    expect(await store.readSegment(writer.segmentId)).toEqual({ records: [start, message(0), message(3)], warnings: [] });
+  });
+
+  it("lock_file_holds_the_pid_while_a_writer_is_open", async () => {
+    const store = new FileSegmentStore(dir);
+    const writer = await store.createSegment(start);
+    const lock = store.lockFile(writer.segmentId);
+    expect((await readFile(lock, "utf8")).split("\n").slice(0, 2)).toEqual([String(process.pid), hostname()]);
+    const error = await rejection(store.openSegment(writer.segmentId));
+    expect(error.code).toBe("SEGMENT_LOCKED");
+    expect(error.file).toBe(lock);
+    expect(error.message).toContain(`process ${process.pid}`);
+    expect(error.message).toContain(`delete ${lock}`);
+    await writer.close();
+    await expect(stat(lock)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("lock_of_a_dead_process_is_taken_over_with_a_warning", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id } = await writeLog(store);
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    expect(typeof dead).toBe("number");
+    await writeFile(store.lockFile(id), `${dead}\n${hostname()}\nold-token\n`);
+    const opened = await store.openSegment(id);
+    expect(opened.records).toEqual(RECORDS);
+    expect(opened.warnings).toEqual([
+      { code: "SEGMENT_LOCK_STALE", message: expect.stringContaining(`process ${dead}`), file: store.lockFile(id) },
+    ]);
+    expect((await readFile(store.lockFile(id), "utf8")).startsWith(`${process.pid}\n`)).toBe(true);
+    await opened.writer.close();
+    expect((await readdir(dir)).sort()).toEqual([`${id}.jsonl`]);
+  });
+
+  it("lock_naming_this_process_but_not_held_by_it_is_stale", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id } = await writeLog(store);
+    await writeFile(store.lockFile(id), `${process.pid}\n${hostname()}\nfrom-an-earlier-process\n`);
+    const opened = await store.openSegment(id);
+    expect(opened.warnings.map((warning) => warning.code)).toEqual(["SEGMENT_LOCK_STALE"]);
+    await opened.writer.close();
+  });
+
+  it("lock_of_a_live_or_unknown_holder_is_respected", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id, data } = await writeLog(store);
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    const holders = [`${process.ppid}\n${hostname()}\nx\n`, `${dead}\nanother-host.example\nx\n`, "", "garbage"];
+    for (const holder of holders) {
+      await writeFile(store.lockFile(id), holder);
+      const error = await rejection(store.openSegment(id));
+      expect(error.code).toBe("SEGMENT_LOCKED");
+      expect(await readFile(store.lockFile(id), "utf8")).toBe(holder);
+    }
+    expect(Buffer.compare(await readFile(store.segmentFile(id)), data)).toBe(0);
+  });
+
+  it("corruption_in_the_middle_is_a_hard_error_and_the_file_is_kept", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id, data, lineEnds } = await writeLog(store);
+    const damaged = Buffer.from(data);
+    const at = (lineEnds[4] ?? 0) + 20;
+    damaged[at] = 0x7e;
+    await writeFile(store.segmentFile(id), damaged);
+    for (const attempt of [() => store.openSegment(id), () => store.readSegment(id)]) {
+      const error = await rejection(attempt());
+      expect(error.code).toBe("SEGMENT_CORRUPT");
+      expect(error.file).toBe(store.segmentFile(id));
+      expect(error.line).toBe(6);
+      expect(error.message).toContain(`${store.segmentFile(id)}:6:`);
+    }
+    expect(Buffer.compare(await readFile(store.segmentFile(id)), damaged)).toBe(0);
+    expect(await readdir(dir)).toEqual([`${id}.jsonl`]);
+  });
+
+  it("empty_segment_file_is_corrupt_and_kept", async () => {
+    const store = new FileSegmentStore(dir);
+    const id = formatSegmentId(3);
+    await writeFile(store.segmentFile(id), "");
+    const error = await rejection(store.openSegment(id));
+    expect(error.code).toBe("SEGMENT_CORRUPT");
+    expect(error.message).toMatch(/no start record/);
+    expect((await stat(store.segmentFile(id))).size).toBe(0);
+    expect(await readdir(dir)).toEqual([`${id}.jsonl`]);
+  });
+
+  it("recover_tail_false_reports_the_torn_tail_and_changes_nothing", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id, data } = await writeLog(store);
+    const torn = data.subarray(0, data.length - 5);
+    await writeFile(store.segmentFile(id), torn);
+    const error = await rejection(store.openSegment(id, { recoverTail: false }));
+    expect(error.code).toBe("SEGMENT_CORRUPT");
+    expect(error.line).toBe(RECORDS.length);
+    expect(Buffer.compare(await readFile(store.segmentFile(id)), torn)).toBe(0);
+    const opened = await store.openSegment(id);
+    expect(opened.records).toEqual(RECORDS.slice(0, -1));
+    await opened.writer.close();
+  });
+
+  it("interrupted_create_leaves_no_segment_and_its_id_is_skipped", async () => {
+    const store = new FileSegmentStore(dir);
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    await writeFile(join(dir, `${formatSegmentId(1)}.jsonl.tmp`), '{"seq":0,"crc":"00');
+    await writeFile(store.lockFile(formatSegmentId(1)), `${dead}\n${hostname()}\nx\n`);
+    expect(await store.listSegments()).toEqual([]);
+    const writer = await store.createSegment(start);
+    expect(writer.segmentId).toBe(formatSegmentId(2));
+    await writer.close();
+    expect(await store.listSegments()).toEqual([formatSegmentId(2)]);
+  });
+
+  it("reads_a_100000_record_segment", async () => {
+    const store = new FileSegmentStore(dir);
+    const id = formatSegmentId(1);
+    const lines = [encodeSegmentLine(0, JSON.stringify(start))];
+    for (let seq = 1; seq <= 100_000; seq += 1) {
+      lines.push(encodeSegmentLine(seq, JSON.stringify({ type: "message", message: { role: "user", content: `message ${seq} ✓` } })));
+    }
+    await writeFile(store.segmentFile(id), Buffer.concat(lines));
+    const { records, warnings } = await store.readSegment(id);
+    expect(records).toHaveLength(100_001);
+    expect(records[100_000]).toEqual({ type: "message", message: { role: "user", content: "message 100000 ✓" } });
+    expect(warnings).toEqual([]);
+    const opened = await store.openSegment(id);
+    await opened.writer.append(message(1));
+    await opened.writer.close();
+    expect((await store.readSegment(id)).records[100_001]).toEqual(message(1));
+  });
+});
+
+describe("FileSegmentStore crash recovery", () => {
+  it("crash_at_every_byte_offset_recovers_exactly_the_whole_records", async () => {
+    const source = new FileSegmentStore(join(dir, "source"));
+    const { data, lineEnds } = await writeLog(source);
+    const store = new FileSegmentStore(join(dir, "crashed"));
+    await mkdir(store.dir);
+    /** Cuts a copy of the log to `length` bytes and recovers it; true when records came back. */
+    const crashAt = async (length: number): Promise<boolean> => {
+      const id = formatSegmentId(length + 1);
+      const file = store.segmentFile(id);
+      const cut = data.subarray(0, length);
+      await writeFile(file, cut);
+      const whole = wholeRecords(lineEnds, length);
+      if (whole === 0) {
+        expect((await rejection(store.readSegment(id))).code).toBe("SEGMENT_CORRUPT");
+        expect((await rejection(store.openSegment(id))).code).toBe("SEGMENT_CORRUPT");
+        expect(Buffer.compare(await readFile(file), cut)).toBe(0);
+        return false;
+      }
+      const validLength = lineEnds[whole - 1] ?? 0;
+      const torn = length > validLength;
+      const read = await store.readSegment(id);
+      expect(read.records).toEqual(RECORDS.slice(0, whole));
+      expect(read.warnings.map((warning) => warning.code)).toEqual(torn ? ["SEGMENT_TAIL_RECOVERED"] : []);
+      const opened = await store.openSegment(id);
+      expect(opened.records).toEqual(RECORDS.slice(0, whole));
+      expect(opened.warnings).toEqual(
+        torn
+          ? [{ code: "SEGMENT_TAIL_RECOVERED", message: expect.stringContaining(`dropped ${length - validLength} bytes`), file }]
+          : [],
+      );
+      expect(Buffer.compare(await readFile(file), data.subarray(0, validLength))).toBe(0);
+      await opened.writer.append(message(100));
+      await opened.writer.close();
+      const after = await store.readSegment(id);
+      expect(after.records).toEqual([...RECORDS.slice(0, whole), message(100)]);
+      expect(after.warnings).toEqual([]);
+      return true;
+    };
+    // Offsets are independent files, so they are checked a batch at a time.
+    const outcomes: boolean[] = [];
+    for (let batch = 0; batch <= data.length; batch += 32) {
+      const lengths = Array.from({ length: Math.min(32, data.length + 1 - batch) }, (_, i) => batch + i);
+      outcomes.push(...(await Promise.all(lengths.map(crashAt))));
+    }
+    expect(outcomes).toHaveLength(data.length + 1);
+    expect(outcomes.filter(Boolean)).toHaveLength(data.length - (lineEnds[0] ?? 0) + 1);
+  });
+
+  it("random_garbage_tail_keeps_the_prefix_with_a_warning", async () => {
+    const source = new FileSegmentStore(join(dir, "source"));
+    const { data, lineEnds } = await writeLog(source);
+    const store = new FileSegmentStore(join(dir, "garbage"));
+    await mkdir(store.dir);
+    let counter = 0;
+    const fullLine = (index: number): Buffer => data.subarray(index === 0 ? 0 : (lineEnds[index - 1] ?? 0), lineEnds[index]);
+    const garbage = fc.oneof(
+      fc.uint8Array({ minLength: 1, maxLength: 300 }),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 100 }).map((text) => new Uint8Array(Buffer.from(text, "utf8"))),
+      // A real line cut short (never whole with its newline), or one with a wrong checksum.
+      fc.tuple(fc.integer({ min: 1, max: RECORDS.length - 1 }), fc.nat()).map(([index, cut]) => {
+        const line = fullLine(index);
+        return new Uint8Array(line.subarray(0, 1 + (cut % (line.length - 1))));
+      }),
+      fc.integer({ min: 1, max: RECORDS.length - 1 }).map((index) => {
+        const line = Buffer.from(fullLine(index));
+        line[17] = line[17] === 0x30 ? 0x31 : 0x30;
+        return new Uint8Array(line);
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: RECORDS.length }), garbage, async (whole, tail) => {
+        counter += 1;
+        const id = formatSegmentId(counter);
+        const file = store.segmentFile(id);
+        const prefix = data.subarray(0, lineEnds[whole - 1]);
+        await writeFile(file, Buffer.concat([prefix, tail]));
+        const read = await store.readSegment(id);
+        expect(read.records).toEqual(RECORDS.slice(0, whole));
+        expect(read.warnings.map((warning) => warning.code)).toEqual(["SEGMENT_TAIL_RECOVERED"]);
+        const opened = await store.openSegment(id);
+        expect(opened.records).toEqual(RECORDS.slice(0, whole));
+        expect(opened.warnings).toEqual([
+          { code: "SEGMENT_TAIL_RECOVERED", message: expect.stringContaining(`dropped ${tail.length} bytes`), file },
+        ]);
+        await opened.writer.close();
+        expect(Buffer.compare(await readFile(file), prefix)).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("single_bit_flip_at_every_byte_is_an_error_or_a_warned_prefix", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id, data, lineEnds } = await writeLog(store);
+    const file = store.segmentFile(id);
+    const lastStart = lineEnds[lineEnds.length - 2] ?? 0;
+    const outcomes = { corrupt: 0, prefix: 0 };
+    for (let offset = 0; offset < data.length; offset += 1) {
+      const flipped = Buffer.from(data);
+      flipped[offset] = (flipped[offset] ?? 0) ^ (1 << (offset % 8));
+      await writeFile(file, flipped);
+      // Opening (which may truncate) only for a sample, reading for every byte.
+      const openIt = offset % 7 === 0;
+      const result: unknown = await (openIt ? store.openSegment(id) : store.readSegment(id)).catch((error: unknown) => error);
+      if (PodError.is(result)) {
+        expect(result.code).toBe("SEGMENT_CORRUPT");
+        expect(offset).toBeLessThan(lastStart - 1);
+        expect(Buffer.compare(await readFile(file), flipped)).toBe(0);
+        outcomes.corrupt += 1;
+        continue;
+      }
+      if (result instanceof Error) throw result;
+      const { records, warnings, writer } = result as ReadSegmentResult & { writer?: SegmentWriter };
+      expect(offset).toBeGreaterThanOrEqual(lastStart - 1);
+      expect(records).toEqual(RECORDS.slice(0, records.length));
+      expect(records.length).toBeGreaterThanOrEqual(RECORDS.length - 2);
+      expect(records.length).toBeLessThan(RECORDS.length);
+      expect(warnings.map((warning) => warning.code)).toEqual(["SEGMENT_TAIL_RECOVERED"]);
+      await writer?.close();
+      outcomes.prefix += 1;
+    }
+    expect(outcomes.corrupt).toBe(lastStart - 1);
+    expect(outcomes.prefix).toBe(data.length - lastStart + 1);
+  });
+});

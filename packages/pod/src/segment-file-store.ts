@@ -1,0 +1,267 @@
+import { link, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { PodError } from "./pod-error.ts";
+import { encodeSegmentLine, scanSegment, serializeSegmentRecord, type SegmentScan } from "./segment-codec.ts";
+import { FileSegmentWriter } from "./segment-file-writer.ts";
+import { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
+import { acquireSegmentLock, type SegmentLock } from "./segment-lock.ts";
+import type { SegmentStartRecord } from "./segment-record.ts";
+import type {
+  OpenSegmentOptions,
+  OpenSegmentResult,
+  ReadSegmentResult,
+  SegmentStore,
+  SegmentWarning,
+  SegmentWriter,
+} from "./segment-store.ts";
+
+const SEGMENT_FILE = /^(seg-[0-9]{10,})\.jsonl$/;
+const SEGMENT_ARTIFACT = /^(seg-[0-9]{10,})\.(?:jsonl|lock|jsonl\.tmp)(?:\..*)?$/;
+const DIR_SYNC_UNSUPPORTED = new Set(["EISDIR", "EINVAL", "EPERM", "EBADF", "ENOTSUP", "EOPNOTSUPP"]);
+const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
+}
+
+function ioError(file: string, action: string, cause: unknown): PodError {
+  if (PodError.is(cause)) return cause;
+  return new PodError("SEGMENT_IO", `${file}: cannot ${action}: ${String(cause)}`, { file, cause });
+}
+
+/** Makes a new directory entry durable; skipped where directories cannot be fsynced. */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch (error) {
+    if (!DIR_SYNC_UNSUPPORTED.has(errorCode(error) ?? "")) throw ioError(dir, "fsync the directory", error);
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * The embedded segment store: one `<id>.jsonl` file per segment in `dir` (line format in
+ * `segment-codec.ts`), an exclusive `<id>.lock` per open writer. A segment file appears
+ * (by hard link from `<id>.jsonl.tmp`) only once its start record is durable, so a crash
+ * during `createSegment` leaves no half-made segment behind — an empty or start-less
+ * segment file is therefore reported as `SEGMENT_CORRUPT`.
+ */
+export class FileSegmentStore implements SegmentStore {
+  /** Absolute directory holding the segment files. */
+  readonly dir: string;
+
+  /** A store in `dir` (created on the first `createSegment`). */
+  constructor(dir: string) {
+    this.dir = resolve(dir);
+  }
+
+  /** Path of a segment's log file. */
+  segmentFile(segmentId: string): string {
+    return join(this.dir, `${segmentId}.jsonl`);
+  }
+
+  /** Path of a segment's lock file. */
+  lockFile(segmentId: string): string {
+    return join(this.dir, `${segmentId}.lock`);
+  }
+
+  async createSegment(start: SegmentStartRecord): Promise<SegmentWriter> {
+    const json = serializeSegmentRecord(start, "(new)", "segment_start");
+    try {
+      await mkdir(this.dir, { recursive: true });
+    } catch (error) {
+      throw ioError(this.dir, "create the segment directory", error);
+    }
+    const line = encodeSegmentLine(0, json);
+    for (let counter = await this.#nextCounter(); ; counter += 1) {
+      const segmentId = formatSegmentId(counter);
+      let lock: SegmentLock;
+      try {
+        ({ lock } = await acquireSegmentLock(this.lockFile(segmentId), segmentId));
+      } catch (error) {
+        if (PodError.is(error) && error.code === "SEGMENT_LOCKED") continue;
+        throw error;
+      }
+      const writer = await this.#publish(segmentId, line, lock);
+      if (writer !== undefined) return writer;
+    }
+  }
+
+  /** Writes the start record to a temp file, then links it into place; `undefined` if the id is taken. */
+  async #publish(segmentId: string, line: Buffer, lock: SegmentLock): Promise<SegmentWriter | undefined> {
+    const file = this.segmentFile(segmentId);
+    const temp = `${file}.tmp`;
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(temp, "w");
+      const { bytesWritten } = await handle.write(line, 0, line.length, 0);
+      if (bytesWritten !== line.length) throw new Error(`short write (${bytesWritten} of ${line.length} bytes)`);
+      await handle.sync();
+      if (!(await this.#linkNew(temp, file))) {
+        await handle.close();
+        await unlink(temp).catch(() => undefined);
+        await lock.release();
+        return undefined;
+      }
+      await unlink(temp).catch(() => undefined);
+      await syncDirectory(this.dir);
+      return new FileSegmentWriter(segmentId, file, handle, lock, 1, line.length);
+    } catch (error) {
+      await handle?.close().catch(() => undefined);
+      await unlink(temp).catch(() => undefined);
+      await lock.release().catch(() => undefined);
+      throw ioError(file, "create the segment file", error);
+    }
+  }
+
+  /** Gives `temp` the name `file` unless `file` exists; false when it does. */
+  async #linkNew(temp: string, file: string): Promise<boolean> {
+    try {
+      await link(temp, file);
+      return true;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === "EEXIST") return false;
+      if (!LINK_UNSUPPORTED.has(code ?? "")) throw error;
+    }
+    // No hard links here (some network and FUSE file systems): we hold the id's lock, so
+    // checking and renaming is safe against every writer that follows the lock protocol.
+    const exists = await stat(file).then(
+      () => true,
+      (error: unknown) => {
+        if (errorCode(error) === "ENOENT") return false;
+        throw error;
+      },
+    );
+    if (exists) return false;
+    await rename(temp, file);
+    return true;
+  }
+
+  async #nextCounter(): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      if (errorCode(error) === "ENOENT") return 1;
+      throw ioError(this.dir, "list the segment directory", error);
+    }
+    let max = 0;
+    for (const name of names) {
+      const id = SEGMENT_ARTIFACT.exec(name)?.[1];
+      const counter = id === undefined ? undefined : parseSegmentId(id);
+      if (counter !== undefined && counter > max) max = counter;
+    }
+    return max + 1;
+  }
+
+  #checkId(segmentId: string): void {
+    if (parseSegmentId(segmentId) === undefined) {
+      throw new PodError(
+        "SEGMENT_NOT_FOUND",
+        `"${segmentId}" is not a segment id (expected "seg-" and at least 10 digits, as listed by listSegments())`,
+      );
+    }
+  }
+
+  #notFound(segmentId: string, file: string): PodError {
+    return new PodError(
+      "SEGMENT_NOT_FOUND",
+      `${file}: segment ${segmentId} does not exist in ${this.dir}; listSegments() shows the segments there`,
+      { file },
+    );
+  }
+
+  #tailWarning(file: string, scan: SegmentScan, size: number, dropped: boolean): SegmentWarning {
+    const bytes = size - scan.validLength;
+    const what = dropped ? `dropped ${bytes} bytes` : `ignored ${bytes} bytes (opening the segment for writing cuts them off)`;
+    return {
+      code: "SEGMENT_TAIL_RECOVERED",
+      message:
+        `${file}:${scan.records.length + 1}: ${what} after the last whole record (seq ${scan.records.length - 1}): ` +
+        `${scan.tailReason ?? "torn tail"}; an append was interrupted before it was acknowledged`,
+      file,
+    };
+  }
+
+  async openSegment(segmentId: string, options: OpenSegmentOptions = {}): Promise<OpenSegmentResult> {
+    this.#checkId(segmentId);
+    const file = this.segmentFile(segmentId);
+    try {
+      await stat(file);
+    } catch (error) {
+      if (errorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
+      throw ioError(file, "open the segment", error);
+    }
+    const { lock, warnings } = await acquireSegmentLock(this.lockFile(segmentId), segmentId);
+    let handle: FileHandle | undefined;
+    try {
+      try {
+        handle = await open(file, "r+");
+      } catch (error) {
+        if (errorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
+        throw error;
+      }
+      const data = await handle.readFile();
+      const scan = scanSegment(data, file);
+      if (scan.tailReason !== undefined) {
+        if (options.recoverTail === false) {
+          const line = scan.records.length + 1;
+          throw new PodError(
+            "SEGMENT_CORRUPT",
+            `${file}:${line}: segment ends in a torn record (${scan.tailReason}); the file was left unchanged — ` +
+              `open it with recoverTail enabled to cut the ${data.length - scan.validLength} bytes off`,
+            { file, line },
+          );
+        }
+        await handle.truncate(scan.validLength);
+        await handle.sync();
+        warnings.push(this.#tailWarning(file, scan, data.length, true));
+      }
+      const writer = new FileSegmentWriter(segmentId, file, handle, lock, scan.records.length, scan.validLength);
+      return { records: scan.records, writer, warnings };
+    } catch (error) {
+      await handle?.close().catch(() => undefined);
+      await lock.release().catch(() => undefined);
+      throw ioError(file, "open the segment", error);
+    }
+  }
+
+  async readSegment(segmentId: string): Promise<ReadSegmentResult> {
+    this.#checkId(segmentId);
+    const file = this.segmentFile(segmentId);
+    let data: Buffer;
+    try {
+      data = await readFile(file);
+    } catch (error) {
+      if (errorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
+      throw ioError(file, "read the segment", error);
+    }
+    const scan = scanSegment(data, file);
+    const warnings = scan.tailReason === undefined ? [] : [this.#tailWarning(file, scan, data.length, false)];
+    return { records: scan.records, warnings };
+  }
+
+  async listSegments(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      if (errorCode(error) === "ENOENT") return [];
+      throw ioError(this.dir, "list the segment directory", error);
+    }
+    const ids: string[] = [];
+    for (const name of names) {
+      const id = SEGMENT_FILE.exec(name)?.[1];
+      if (id !== undefined && parseSegmentId(id) !== undefined) ids.push(id);
+    }
+    return ids.sort(compareSegmentIds);
+  }
+
+  async latestSegment(): Promise<string | undefined> {
+    return (await this.listSegments()).at(-1);
+  }
+}

@@ -1,0 +1,63 @@
+/** One file that went into a stored system prompt (structurally a template source). */
+export interface SegmentSource {
+  /** The prompt reference, e.g. `$insomnia/default`. */
+  readonly ref: string;
+  /** The real path that was read. */
+  readonly file: string;
+  /** Hex SHA-256 of the file's bytes. */
+  readonly sha256: string;
+}
+
+/** First record of every segment: the materialized system prompt, byte for byte. */
+export interface SegmentStartRecord {
+  readonly type: "segment_start";
+  readonly systemPrompt: string;
+  readonly sources: readonly SegmentSource[];
+  /** RFC 3339 time the segment was started. */
+  readonly createdAt: string;
+  /** Id of the segment this one continues (after compaction). */
+  readonly previousSegment?: string;
+  /** Summary of the previous segment's history (after compaction). */
+  readonly summary?: string;
+}
+
+/** A conversation message; its shape belongs to the worker and is opaque to the log. */
+export interface SegmentMessageRecord<M = unknown> {
+  readonly type: "message";
+  readonly message: M;
+}
+
+/** One record of a segment log: plain JSON data. */
+export type SegmentRecord<M = unknown> = SegmentStartRecord | SegmentMessageRecord<M>;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isOptionalString(value: unknown): boolean {
+  return value === undefined || typeof value === "string";
+}
+
+function isSource(value: unknown): value is SegmentSource {
+  return (
+    isPlainObject(value) &&
+    typeof value.ref === "string" &&
+    typeof value.file === "string" &&
+    typeof value.sha256 === "string"
+  );
+}
+
+/** True when `value` (parsed JSON) has the shape of a {@link SegmentRecord}. */
+export function isSegmentRecord(value: unknown): value is SegmentRecord {
+  if (!isPlainObject(value)) return false;
+  if (value.type === "message") return "message" in value && value.message !== undefined;
+  if (value.type !== "segment_start") return false;
+  return (
+    typeof value.systemPrompt === "string" &&
+    Array.isArray(value.sources) &&
+    value.sources.every(isSource) &&
+    typeof value.createdAt === "string" &&
+    isOptionalString(value.previousSegment) &&
+    isOptionalString(value.summary)
+  );
+}

@@ -56,6 +56,15 @@ describe("checkTemplate", () => {
     expect(failure("{{#each tools as |t|}}{{/each}}{{t}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", column: 34 });
   });
 
+  it("rejects_prototype_names_as_unknown_variables", () => {
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+      expect(failure(`{{${name}}}`)).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: 3 });
+      expect(failure(`{{scope.${name}}}`).code).toBe("UNKNOWN_VARIABLE");
+      expect(failure(`{{#each tools}}{{@${name}}}{{/each}}`).code).toBe("UNKNOWN_VARIABLE");
+      expect(failure(`{{#with scope}}{{${name}}}{{/with}}`).code).toBe("UNKNOWN_VARIABLE");
+    }
+  });
+
   it("rejects_type_errors_with_positions", () => {
     expect(failure("x {{cwd.x}}")).toMatchObject({ code: "TYPE_ERROR", line: 1, column: 5 });
     expect(failure("x {{cwd.x}}").message).toContain('"cwd" is a string and has no member "x"');

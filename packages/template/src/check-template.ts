@@ -299,7 +299,7 @@ class Checker {
       if (head === "root") {
         this.fail("FORBIDDEN", path, `@root is not supported; root variables are visible everywhere, write {{${rest.join(".") || "cwd"}}}`);
       }
-      const type = head === undefined ? undefined : EACH_DATA_TYPES[head];
+      const type = head === undefined ? undefined : own(EACH_DATA_TYPES, head);
       if (type === undefined) {
         this.fail(
           "UNKNOWN_VARIABLE",
@@ -322,10 +322,10 @@ class Checker {
       const param = f.params.get(head);
       if (param !== undefined) return this.members({ type: param, name: head }, rest, path);
     }
-    const member = frame.context.kind === "object" ? frame.context.members[head] : undefined;
+    const member = frame.context.kind === "object" ? own(frame.context.members, head) : undefined;
     if (member !== undefined) return this.members({ type: member, name: head }, rest, path);
     if (ROOT_TYPE.kind === "object") {
-      const rootMember = ROOT_TYPE.members[head];
+      const rootMember = own(ROOT_TYPE.members, head);
       if (rootMember !== undefined) {
         if (frame.context !== ROOT_TYPE) {
           // Handlebars would look the name up on the current item; point it at the root.
@@ -355,7 +355,7 @@ class Checker {
       if (type.kind !== "object") {
         this.fail("TYPE_ERROR", node, `"${current.name}" is ${describeType(type)} and has no member "${part}"; write {{${current.name}}}`);
       }
-      const member = type.members[part];
+      const member = own(type.members, part);
       const name = prefixed(current.name, part);
       if (member === undefined) {
         const candidates = Object.keys(type.members).map((m) => prefixed(current.name, m));
@@ -365,6 +365,11 @@ class Checker {
     }
     return current;
   }
+}
+
+/** A record's own entry: `constructor`, `__proto__` and friends are never variables. */
+function own<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 function prefixed(parent: string, member: string): string {

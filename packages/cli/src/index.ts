@@ -1,1 +1,3 @@
-export {};
+export { EXIT, main } from "./main.ts";
+export type { CliIo } from "./io.ts";
+export type { OutputStream } from "./output.ts";

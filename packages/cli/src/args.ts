@@ -1,0 +1,186 @@
+import { parseArgs } from "node:util";
+import { CliError } from "./cli-error.ts";
+import { parseRfc3339 } from "./rfc3339.ts";
+
+/** The commands of `pod`. */
+export const COMMAND_NAMES = ["prompt", "check", "init"] as const;
+/** One command of `pod`. */
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+interface OptionSpec {
+  type: "string" | "boolean";
+  short?: string;
+  multiple?: boolean;
+}
+
+const GLOBAL_OPTIONS = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+} as const satisfies Record<string, OptionSpec>;
+
+/** The flags each command accepts, as `node:util` parseArgs specs. */
+export const COMMAND_OPTIONS = {
+  prompt: {
+    cwd: { type: "string" },
+    manifest: { type: "string" },
+    overlay: { type: "string", multiple: true },
+    tool: { type: "string", multiple: true },
+    now: { type: "string" },
+    explain: { type: "boolean" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  check: {
+    cwd: { type: "string" },
+    manifest: { type: "string" },
+    overlay: { type: "string", multiple: true },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  init: {
+    cwd: { type: "string" },
+    force: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+} as const satisfies Record<CommandName, Record<string, OptionSpec>>;
+
+/** Where the manifest comes from: the flags shared by `prompt` and `check`. */
+export interface ManifestOptions {
+  /** Directory the pod would start in, as typed (relative to the process cwd). */
+  cwd?: string;
+  /** Replacement for `<cwd>/.insomnia/pod.yaml`, as typed. */
+  manifest?: string;
+  /** `--overlay` expressions, in order. */
+  overlays: string[];
+}
+
+/** Options of `pod prompt`. */
+export interface PromptOptions extends ManifestOptions {
+  /** Tool names the template sees (`--tool`, repeatable). */
+  tools: string[];
+  /** Fixed date and time (`--now`); the real clock when absent. */
+  now?: Date;
+  /** Print the source/section map instead of the prompt. */
+  explain: boolean;
+  /** Print everything as one JSON object. */
+  json: boolean;
+}
+
+/** Options of `pod check`. */
+export interface CheckOptions extends ManifestOptions {
+  /** Print `{ ok, problems }` on stdout instead of lines on stderr. */
+  json: boolean;
+}
+
+/** Options of `pod init`. */
+export interface InitOptions {
+  /** Directory to initialise, as typed (relative to the process cwd). */
+  cwd?: string;
+  /** Overwrite existing files. */
+  force: boolean;
+}
+
+/** What the command line asks for. */
+export type Invocation =
+  | { command: "help"; topic?: CommandName }
+  | { command: "version" }
+  | { command: "prompt"; options: PromptOptions }
+  | { command: "check"; options: CheckOptions }
+  | { command: "init"; options: InitOptions };
+
+function isCommandName(value: string): value is CommandName {
+  return (COMMAND_NAMES as readonly string[]).includes(value);
+}
+
+/** Turns parseArgs' TypeError into a usage error that names the command's help. */
+function strictParse<T extends Record<string, OptionSpec>>(args: readonly string[], options: T, helpHint: string) {
+  try {
+    return parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
+  } catch (error) {
+    let message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ");
+    // parseArgs explains "--" after an unknown option; for pod's flags that is noise.
+    if ((error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") message = message.split(". ")[0] ?? message;
+    throw new CliError("USAGE", `${message.replace(/\.$/, "")} (see '${helpHint}')`, { cause: error });
+  }
+}
+
+function rejectPositionals(positionals: readonly string[], helpHint: string): void {
+  const first = positionals[0];
+  if (first !== undefined) throw new CliError("USAGE", `unexpected argument '${first}' (see '${helpHint}')`);
+}
+
+function withDefined<T extends object>(base: T, extra: Record<string, unknown>): T {
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(extra)) if (value !== undefined) out[key] = value;
+  return out as T;
+}
+
+/** Parses `pod`'s argv (without node and the script); throws CliError("USAGE") on wrong usage. */
+export function parseInvocation(argv: readonly string[]): Invocation {
+  const first = argv[0];
+  if (first === undefined) throw new CliError("USAGE", "missing command (see 'pod --help')");
+  if (first === "help") {
+    const topic = argv[1];
+    if (topic === undefined) return { command: "help" };
+    if (!isCommandName(topic)) throw new CliError("USAGE", `unknown command '${topic}' (see 'pod --help')`);
+    return { command: "help", topic };
+  }
+  if (first.startsWith("-")) {
+    const { values, positionals } = strictParse(argv, GLOBAL_OPTIONS, "pod --help");
+    if (values.help === true) return { command: "help" };
+    if (values.version === true) return { command: "version" };
+    rejectPositionals(positionals, "pod --help");
+    throw new CliError("USAGE", "missing command (see 'pod --help')");
+  }
+  if (!isCommandName(first)) throw new CliError("USAGE", `unknown command '${first}' (see 'pod --help')`);
+
+  const hint = `pod ${first} --help`;
+  const rest = argv.slice(1);
+  switch (first) {
+    case "prompt": {
+      const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.prompt, hint);
+      if (values.help === true) return { command: "help", topic: first };
+      rejectPositionals(positionals, hint);
+      if (values.explain === true && values.json === true) {
+        throw new CliError("USAGE", `--explain and --json cannot be combined (see '${hint}')`);
+      }
+      let now: Date | undefined;
+      if (values.now !== undefined) {
+        now = parseRfc3339(values.now);
+        if (now === undefined) {
+          throw new CliError("USAGE", `--now '${values.now}' is not an RFC 3339 date-time such as 2026-01-02T03:04:05Z`);
+        }
+      }
+      for (const tool of values.tool ?? []) {
+        if (tool.trim() === "" || tool !== tool.trim()) {
+          throw new CliError("USAGE", `--tool '${tool}' is not a tool name (empty or surrounded by spaces)`);
+        }
+      }
+      return {
+        command: "prompt",
+        options: withDefined<PromptOptions>(
+          { overlays: values.overlay ?? [], tools: values.tool ?? [], explain: values.explain === true, json: values.json === true },
+          { cwd: values.cwd, manifest: values.manifest, now },
+        ),
+      };
+    }
+    case "check": {
+      const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.check, hint);
+      if (values.help === true) return { command: "help", topic: first };
+      rejectPositionals(positionals, hint);
+      return {
+        command: "check",
+        options: withDefined<CheckOptions>(
+          { overlays: values.overlay ?? [], json: values.json === true },
+          { cwd: values.cwd, manifest: values.manifest },
+        ),
+      };
+    }
+    case "init": {
+      const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.init, hint);
+      if (values.help === true) return { command: "help", topic: first };
+      rejectPositionals(positionals, hint);
+      return { command: "init", options: withDefined<InitOptions>({ force: values.force === true }, { cwd: values.cwd }) };
+    }
+  }
+}

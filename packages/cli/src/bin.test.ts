@@ -1,0 +1,144 @@
+import { readFile, readdir } from "node:fs/promises";
+import { builtinModules } from "node:module";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { BIN, makeSandbox, runPod } from "./test-helpers.ts";
+import type { Sandbox } from "./test-helpers.ts";
+
+let box: Sandbox;
+beforeEach(async () => {
+  box = await makeSandbox();
+});
+afterEach(async () => {
+  await box.cleanup();
+});
+
+const pod = (...args: string[]) => runPod(args, { cwd: box.ws, env: box.env });
+const STACK_LINE = /^\s+at /m;
+
+describe("help and version", () => {
+  test("help_lists_every_command", async () => {
+    const run = await pod("--help");
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toMatch(/^Usage: pod <command> \[flags\]\n/);
+    for (const command of ["prompt", "check", "init"]) expect(run.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
+  });
+
+  test("command_help_lists_every_flag_of_the_command", async () => {
+    const flags = {
+      prompt: ["--cwd", "--manifest", "--overlay", "--tool", "--now", "--explain", "--json", "--help"],
+      check: ["--cwd", "--manifest", "--overlay", "--json", "--help"],
+      init: ["--cwd", "--force", "--help"],
+    };
+    for (const [command, expected] of Object.entries(flags)) {
+      const run = await pod(command, "--help");
+      expect(run.code).toBe(0);
+      expect(run.stdout.startsWith(`Usage: pod ${command} [flags]\n`)).toBe(true);
+      for (const flag of expected) expect(run.stdout, `${command} ${flag}`).toContain(`${flag}`);
+      expect((await pod("help", command)).stdout).toBe(run.stdout);
+    }
+  });
+
+  test("version_is_the_package_version", async () => {
+    const { version } = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    const run = await pod("--version");
+    expect([run.code, run.stdout, run.stderr]).toEqual([0, `${version}\n`, ""]);
+  });
+});
+
+describe("wrong usage exits 2 without a stack", () => {
+  const cases: [string, string[], RegExp][] = [
+    ["no_command", [], /^pod: USAGE: missing command \(see 'pod --help'\)\n$/],
+    ["unknown_command", ["frob"], /^pod: USAGE: unknown command 'frob'/],
+    ["unknown_flag", ["prompt", "--bogus"], /^pod: USAGE: Unknown option '--bogus'.*\(see 'pod prompt --help'\)\n$/],
+    ["unknown_global_flag", ["--bogus"], /^pod: USAGE: Unknown option '--bogus'/],
+    ["missing_value", ["prompt", "--cwd"], /^pod: USAGE: Option '--cwd <value>' argument missing/],
+    ["flag_as_value", ["prompt", "--manifest", "--explain"], /^pod: USAGE: Option '--manifest' argument is ambiguous/],
+    ["bad_now", ["prompt", "--now", "2026-02-30T00:00:00Z"], /^pod: USAGE: --now '2026-02-30T00:00:00Z' is not an RFC 3339 date-time/],
+    ["stray_argument", ["check", "here"], /^pod: USAGE: unexpected argument 'here'/],
+    ["flag_of_another_command", ["init", "--tool", "x"], /^pod: USAGE: Unknown option '--tool'/],
+    ["explain_with_json", ["prompt", "--explain", "--json"], /^pod: USAGE: --explain and --json cannot be combined/],
+    ["missing_cwd", ["prompt", "--cwd", "does-not-exist"], /^pod: BAD_CWD: --cwd \/.*\/does-not-exist: no such directory\n$/],
+  ];
+  for (const [name, args, stderr] of cases) {
+    test(name, async () => {
+      const run = await pod(...args);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toMatch(stderr);
+      expect(run.stderr).not.toMatch(STACK_LINE);
+    });
+  }
+});
+
+describe("colour", () => {
+  const broken = async () => box.write(".insomnia/pod.yaml", "worker:\n  instructions: x\n");
+
+  test("errors_are_plain_on_a_pipe", async () => {
+    await broken();
+    const run = await pod("check");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("UNKNOWN_KEY");
+    expect(run.stderr).not.toContain("\u001b[");
+  });
+
+  test("force_color_colours_the_code_red", async () => {
+    await broken();
+    const run = await runPod(["check"], { cwd: box.ws, env: { ...box.env, FORCE_COLOR: "1" } });
+    expect(run.stderr).toContain("\u001b[31mUNKNOWN_KEY\u001b[39m");
+  });
+
+  test("no_color_wins_over_force_color", async () => {
+    await broken();
+    const run = await runPod(["check"], { cwd: box.ws, env: { ...box.env, FORCE_COLOR: "1", NO_COLOR: "1" } });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("UNKNOWN_KEY");
+    expect(run.stderr).not.toContain("\u001b[");
+  });
+});
+
+/** Bare specifiers and local chunks imported statically (not via import()) by one built file. */
+function staticImports(code: string): { local: string[]; bare: string[] } {
+  const specifiers = [...code.matchAll(/(?:^|[;\n}])\s*(?:import|export)\s*(?:[\w*{}\s,$]*?\s*from\s*)?["']([^"']+)["']/g)].map((m) => m[1]!);
+  return {
+    local: specifiers.filter((s) => s.startsWith(".")),
+    // tsup drops the node: prefix, so builtins are recognised by name.
+    bare: specifiers.filter((s) => !s.startsWith(".") && !s.startsWith("node:") && !builtinModules.includes(s.split("/")[0]!)),
+  };
+}
+
+async function staticClosure(entry: string): Promise<{ files: string[]; bare: string[] }> {
+  const seen = new Set<string>();
+  const bare = new Set<string>();
+  const queue = [entry];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const found = staticImports(await readFile(file, "utf8"));
+    for (const spec of found.bare) bare.add(spec);
+    for (const spec of found.local) queue.push(join(dirname(file), spec));
+  }
+  return { files: [...seen], bare: [...bare] };
+}
+
+describe("start-up cost", () => {
+  test("bin_loads_no_dependency_until_a_command_needs_it", async () => {
+    const closure = await staticClosure(BIN);
+    // --help and --version run on this closure alone: no yaml, valibot, handlebars or tokenizer.
+    expect(closure.bare).toEqual([]);
+  });
+
+  test("prompt_loads_the_tokenizer_only_for_explain_and_json", async () => {
+    const dist = dirname(BIN);
+    const chunk = (await readdir(dist)).find((name) => /^prompt-[\w-]+\.js$/.test(name));
+    expect(chunk).toBeDefined();
+    const closure = await staticClosure(join(dist, chunk!));
+    expect(closure.bare.sort()).toEqual(["@insomnia/manifest", "@insomnia/pod"]);
+    const files = (await readdir(dist)).filter((name) => name.endsWith(".js"));
+    const texts = await Promise.all(files.map((name) => readFile(join(dist, name), "utf8")));
+    expect(texts.flatMap((text) => staticImports(text).bare)).not.toContain("gpt-tokenizer/encoding/o200k_base");
+    expect(texts.filter((text) => /import\(\s*["']gpt-tokenizer\/encoding\/o200k_base["']\s*\)/.test(text)).length).toBe(1);
+  });
+});

@@ -1,0 +1,129 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import {
+  loadManifest,
+  ManifestError,
+  PROJECT_MANIFEST_PATH,
+  projectManifestPath,
+  userManifestPath,
+  validateManifestLayer,
+  validateOverlay,
+} from "@insomnia/manifest";
+import type { PodManifest } from "@insomnia/manifest";
+import { PodError, prepareSystemPrompt, readAgentsMd } from "@insomnia/pod";
+import { PromptLoader } from "@insomnia/prompt-loader";
+import { SystemPromptTemplate } from "@insomnia/template";
+import type { CheckOptions } from "../args.ts";
+import { classifyError, problemFromUserError } from "../errors.ts";
+import type { CliIo } from "../io.ts";
+import { manifestLoadOptions } from "../manifest-input.ts";
+import { formatProblemLine, styleFor } from "../output.ts";
+import type { Problem } from "../problem.ts";
+import { resolveWorkspaceDir } from "../workspace-dir.ts";
+
+/** `pod check`: loads the manifest and parses the instruction with every include; reports every problem. */
+export async function runCheck(options: CheckOptions, io: CliIo): Promise<number> {
+  const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
+  const problems: Problem[] = [];
+  let summary: string | undefined;
+
+  const manifest = await checkManifest(options, cwd, io, problems);
+  if (manifest !== undefined) {
+    const sources = await checkInstruction(manifest, io, problems);
+    if (sources !== undefined) summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
+  }
+
+  const ok = !problems.some((p) => p.severity === "error");
+  if (options.json) {
+    const out = {
+      ok,
+      problems: problems.map((p) => ({
+        file: p.file ?? null,
+        line: p.line ?? null,
+        column: p.column ?? null,
+        code: p.code,
+        message: p.message,
+        severity: p.severity,
+      })),
+    };
+    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } else {
+    const style = styleFor(io.stderr, io.env);
+    for (const problem of problems) io.stderr.write(`${formatProblemLine(problem, style)}\n`);
+    if (ok && summary !== undefined) io.stdout.write(`${summary}\n`);
+  }
+  return ok ? 0 : 1;
+}
+
+/** Loads the manifest; on failure validates each layer on its own to report every issue, not just the first. */
+async function checkManifest(options: CheckOptions, cwd: string, io: CliIo, problems: Problem[]): Promise<PodManifest | undefined> {
+  const loadOptions = manifestLoadOptions(options, cwd, io);
+  try {
+    return (await loadManifest(loadOptions)).manifest;
+  } catch (error) {
+    if (!ManifestError.is(error)) throw error;
+    const found = await collectLayerIssues(loadOptions.env ?? {}, cwd, loadOptions.manifestFile, options.overlays);
+    const first = problemFromUserError(error);
+    const same = (p: Problem) => p.file === first.file && p.line === first.line && p.column === first.column && p.code === first.code;
+    problems.push(...(found.some(same) ? found : [first, ...found]));
+    return undefined;
+  }
+}
+
+async function readIfPresent(path: string): Promise<string | undefined> {
+  return readFile(path, "utf8").catch(() => undefined);
+}
+
+/** Every issue of every layer, in layer order; names files as loadManifest does. */
+async function collectLayerIssues(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  manifestFile: string | undefined,
+  overlays: readonly string[],
+): Promise<Problem[]> {
+  const layers: { text: string | undefined; display: string }[] = [];
+  const userPath = userManifestPath(env);
+  layers.push({ text: await readIfPresent(userPath), display: userPath });
+  const projectPath = manifestFile === undefined ? projectManifestPath(cwd) : resolve(cwd, manifestFile);
+  layers.push({ text: await readIfPresent(projectPath), display: manifestFile ?? PROJECT_MANIFEST_PATH });
+
+  const problems: Problem[] = [];
+  for (const layer of layers) {
+    if (layer.text === undefined) continue;
+    const result = validateManifestLayer(layer.text, layer.display);
+    if (!result.ok) problems.push(...result.issues.map((issue) => problemFromUserError(issue)));
+  }
+  overlays.forEach((expression, index) => {
+    const result = validateOverlay(expression, overlays.length === 1 ? "--overlay" : `<overlay ${index + 1}>`);
+    if (!result.ok) problems.push(...result.issues.map((issue) => problemFromUserError(issue)));
+  });
+  return problems;
+}
+
+/** Parses the instruction the way a pod does (scope first, then the template); returns the number of source files. */
+async function checkInstruction(manifest: PodManifest, io: CliIo, problems: Problem[]): Promise<number | undefined> {
+  const env = { ...io.env };
+  try {
+    const prepared = await prepareSystemPrompt(manifest, { env });
+    const agents = await readAgentsMd(prepared.cwd, prepared.scope);
+    for (const warning of agents.warnings) {
+      problems.push({ ...(warning.file === undefined ? {} : { file: warning.file }), code: warning.code, message: warning.message, severity: "warning" });
+    }
+    return prepared.template.sources.length;
+  } catch (error) {
+    const classified = classifyError(error);
+    if (classified.kind === "internal") throw error;
+    problems.push(classified.problem);
+    // The scope is built before the template is parsed; parse it anyway so both problems show.
+    if (PodError.is(error) && error.code === "INVALID_SCOPE") {
+      try {
+        await SystemPromptTemplate.parse(manifest.worker.instruction, PromptLoader.forPod({ cwd: manifest.pod.pwd, env }));
+      } catch (parseError) {
+        const parsed = classifyError(parseError);
+        if (parsed.kind === "internal") throw parseError;
+        problems.push(parsed.problem);
+      }
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,37 @@
+import { loadManifest } from "@insomnia/manifest";
+import { materializeSystemPrompt } from "@insomnia/pod";
+import type { PromptOptions } from "../args.ts";
+import type { CliIo } from "../io.ts";
+import { manifestLoadOptions } from "../manifest-input.ts";
+import { formatProblemLine, styleFor } from "../output.ts";
+import { resolveWorkspaceDir } from "../workspace-dir.ts";
+
+/** `pod prompt`: prints the system prompt a pod started in the directory would send, byte for byte. */
+export async function runPrompt(options: PromptOptions, io: CliIo): Promise<number> {
+  const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
+  const { manifest, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  const now = options.now ?? new Date();
+  const result = await materializeSystemPrompt({ manifest, tools: options.tools, now, env: { ...io.env } });
+
+  if (!options.explain && !options.json) {
+    io.stdout.write(result.prompt);
+    const style = styleFor(io.stderr, io.env);
+    for (const warning of result.warnings) {
+      const problem = { code: warning.code, message: warning.message, severity: "warning" as const, file: warning.file };
+      io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
+    }
+    return 0;
+  }
+
+  const [{ buildExplanation, formatExplanation }, { loadTokenCounter }] = await Promise.all([
+    import("../explain.ts"),
+    import("../tokens.ts"),
+  ]);
+  const explanation = await buildExplanation(
+    { cwd: manifest.pod.pwd, instruction: manifest.worker.instruction, manifestFiles: files, now, tools: options.tools },
+    result,
+    await loadTokenCounter(),
+  );
+  io.stdout.write(options.json ? `${JSON.stringify(explanation, null, 2)}\n` : formatExplanation(explanation, styleFor(io.stdout, io.env)));
+  return 0;
+}

@@ -1,0 +1,96 @@
+import { ManifestError } from "@insomnia/manifest";
+import { PodError } from "@insomnia/pod";
+import { PromptLoaderError } from "@insomnia/prompt-loader";
+import { SystemPromptError } from "@insomnia/template";
+import { CliError } from "./cli-error.ts";
+import type { Problem } from "./problem.ts";
+
+/** How `pod` treats a thrown value: the user's fault (exit 1 or 2, no stack) or a bug (stack). */
+export type Classification =
+  | { kind: "usage"; problem: Problem }
+  | { kind: "user"; problem: Problem }
+  | { kind: "internal" };
+
+// ScopeError is reached only through @insomnia/pod; its brand is checked instead of
+// importing a package the CLI does not depend on.
+const SCOPE_ERROR_BRAND = Symbol.for("insomnia.scope.error");
+
+interface Located {
+  code: string;
+  message: string;
+  file?: string | undefined;
+  ref?: string | undefined;
+  line?: number | undefined;
+  column?: number | undefined;
+}
+
+function isScopeError(value: unknown): value is Error & { code: string; path?: string } {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[SCOPE_ERROR_BRAND] === true;
+}
+
+/** A Node.js system error (ENOENT, EACCES, ...) about a path: the user's file system, not a bug. */
+function isSystemError(value: unknown): value is NodeJS.ErrnoException & { path: string } {
+  if (!(value instanceof Error)) return false;
+  const error = value as NodeJS.ErrnoException;
+  return typeof error.code === "string" && /^E[A-Z]+$/.test(error.code) && typeof error.syscall === "string" && typeof error.path === "string";
+}
+
+// Misuse of the Pod API by a caller (here: by pod itself) is a bug, not the user's files.
+const INTERNAL_POD_CODES: ReadonlySet<string> = new Set(["NOT_MATERIALIZED", "POD_CLOSED", "INVALID_ARGUMENT"]);
+
+function isKnownUserError(value: unknown): value is Located {
+  if (PodError.is(value)) return !INTERNAL_POD_CODES.has(value.code);
+  return ManifestError.is(value) || PromptLoaderError.is(value) || SystemPromptError.is(value) || isScopeError(value);
+}
+
+/** The most specific error of a chain: a PodError wrapping a template error reports the template error. */
+function innermost(error: Located): Located {
+  let current: Located = error;
+  for (let depth = 0; depth < 8; depth++) {
+    const cause: unknown = (current as { cause?: unknown }).cause;
+    if (!PodError.is(current) || !isKnownUserError(cause)) break;
+    current = cause;
+  }
+  return current;
+}
+
+function stripLocation(message: string, prefixes: readonly (string | undefined)[]): string {
+  for (const prefix of prefixes) {
+    if (prefix !== undefined && message.startsWith(`${prefix}: `)) return message.slice(prefix.length + 2);
+  }
+  return message;
+}
+
+/** Turns a known user error into a problem: location fields first, message without a repeated location. */
+export function problemFromUserError(error: Located, severity: Problem["severity"] = "error"): Problem {
+  const inner = innermost(error);
+  const file = inner.file ?? error.file ?? inner.ref ?? error.ref ?? (isScopeError(inner) ? inner.path : undefined);
+  const line = inner.line ?? (inner === error ? undefined : error.line);
+  const column = inner.column ?? (inner === error ? undefined : error.column);
+  const position = [line, column].filter((n) => n !== undefined).join(":");
+  const candidates = [inner.file, inner.ref, error.file, error.ref].flatMap((where) =>
+    where === undefined ? [] : position === "" ? [where] : [`${where}:${position}`, where],
+  );
+  const message = ManifestError.is(inner) ? inner.detail : stripLocation(inner.message, candidates);
+  return {
+    ...(file === undefined ? {} : { file }),
+    ...(line === undefined ? {} : { line }),
+    ...(column === undefined ? {} : { column }),
+    code: inner.code,
+    message,
+    severity,
+  };
+}
+
+/** Classifies a thrown value: our packages' errors and file-system errors are the user's; anything else is a bug. */
+export function classifyError(error: unknown): Classification {
+  if (CliError.is(error)) {
+    const problem: Problem = { code: error.code, message: error.message, severity: "error", ...(error.file === undefined ? {} : { file: error.file }) };
+    return { kind: error.kind, problem };
+  }
+  if (isKnownUserError(error)) return { kind: "user", problem: problemFromUserError(error) };
+  if (isSystemError(error)) {
+    return { kind: "user", problem: { file: error.path, code: error.code ?? "EIO", message: error.message, severity: "error" } };
+  }
+  return { kind: "internal" };
+}

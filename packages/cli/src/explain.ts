@@ -1,0 +1,144 @@
+import { stat } from "node:fs/promises";
+import type { MaterializedPrompt } from "@insomnia/pod";
+import type { Style } from "./output.ts";
+import { TOKENIZER } from "./tokens.ts";
+import type { TokenCounter } from "./tokens.ts";
+
+/** One file the instruction was built from. */
+export interface ExplainedSource {
+  ref: string;
+  path: string;
+  /** Size of the file on disk. */
+  bytes: number;
+  /** Hex SHA-256 of the file's text as loaded (BOM stripped, CRLF -> LF). */
+  sha256: string;
+}
+
+/** One section of the final prompt. */
+export interface ExplainedSection {
+  name: "instruction" | "workingBoundaries" | "agentsMd";
+  bytes: number;
+  tokens: number;
+}
+
+/** Everything `pod prompt --explain` shows and `--json` prints; keys in output order. */
+export interface Explanation {
+  cwd: string;
+  instruction: string;
+  manifestFiles: string[];
+  now: string;
+  tools: string[];
+  tokenizer: string;
+  sources: ExplainedSource[];
+  agentsMd: { path: string; bytes: number; totalBytes: number; truncated: boolean } | null;
+  sections: ExplainedSection[];
+  total: { bytes: number; tokens: number };
+  warnings: { code: string; message: string; file: string | null }[];
+  prompt: string;
+}
+
+/** What went into the prompt besides the materialized result. */
+export interface ExplainInput {
+  cwd: string;
+  instruction: string;
+  manifestFiles: readonly string[];
+  now: Date;
+  tools: readonly string[];
+}
+
+const SECTION_LABELS: Record<ExplainedSection["name"], string> = {
+  instruction: "instruction",
+  workingBoundaries: "working boundaries",
+  agentsMd: "AGENTS.md",
+};
+
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, "utf8");
+}
+
+/** RFC 3339 in UTC with seconds, as the template's `datetime` variable. */
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** Builds the explanation of a materialized prompt; object keys are created in a fixed order for stable JSON. */
+export async function buildExplanation(input: ExplainInput, result: MaterializedPrompt, count: TokenCounter): Promise<Explanation> {
+  const sources = await Promise.all(
+    result.sources.map(async (source) => ({
+      ref: source.ref,
+      path: source.file,
+      bytes: (await stat(source.file)).size,
+      sha256: source.sha256,
+    })),
+  );
+  const parts: [ExplainedSection["name"], string | undefined][] = [
+    ["instruction", result.sections.instruction],
+    ["workingBoundaries", result.sections.workingBoundaries],
+    ["agentsMd", result.sections.agentsMd],
+  ];
+  const sections = parts.flatMap(([name, text]) => (text === undefined ? [] : [{ name, bytes: utf8Bytes(text), tokens: count(text) }]));
+  const agents = result.agentsMd;
+  return {
+    cwd: input.cwd,
+    instruction: input.instruction,
+    manifestFiles: [...input.manifestFiles],
+    now: rfc3339(input.now),
+    tools: [...input.tools].sort(),
+    tokenizer: TOKENIZER,
+    sources,
+    agentsMd:
+      agents === undefined ? null : { path: agents.file, bytes: agents.bytes, totalBytes: agents.totalBytes, truncated: agents.truncated },
+    sections,
+    total: { bytes: utf8Bytes(result.prompt), tokens: count(result.prompt) },
+    warnings: result.warnings.map((w) => ({ code: w.code, message: w.message, file: w.file ?? null })),
+    prompt: result.prompt,
+  };
+}
+
+function table(rows: readonly (readonly string[])[], rightAligned: ReadonlySet<number>): string[] {
+  const widths = rows[0]?.map((_, col) => Math.max(...rows.map((row) => (row[col] ?? "").length))) ?? [];
+  return rows.map((row) =>
+    `  ${row
+      .map((cell, col) => {
+        const width = widths[col] ?? 0;
+        if (col === row.length - 1) return cell;
+        return rightAligned.has(col) ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join("  ")}`.trimEnd(),
+  );
+}
+
+/** The human-readable map printed by `pod prompt --explain`. */
+export function formatExplanation(e: Explanation, style: Style): string {
+  const lines: string[] = [];
+  lines.push(`System prompt of a pod in ${e.cwd}`);
+  lines.push(`  instruction  ${e.instruction}`);
+  lines.push(`  manifest     ${e.manifestFiles.length === 0 ? "(none, defaults)" : e.manifestFiles.join(", ")}`);
+  lines.push(`  now          ${e.now}`);
+  lines.push(`  tools        ${e.tools.length === 0 ? "(none)" : e.tools.join(", ")}`);
+  lines.push("");
+  lines.push("Source files");
+  const sourceRows = [["ref", "bytes", "sha256", "path"], ...e.sources.map((s) => [s.ref, String(s.bytes), s.sha256.slice(0, 12), s.path])];
+  if (e.agentsMd !== null) {
+    const note = e.agentsMd.truncated ? ` (truncated from ${e.agentsMd.totalBytes} bytes)` : "";
+    sourceRows.push(["AGENTS.md", String(e.agentsMd.bytes), "-", `${e.agentsMd.path}${note}`]);
+  }
+  lines.push(...table(sourceRows, new Set([1])));
+  lines.push("");
+  lines.push("Sections");
+  const sectionRows = [
+    ["section", "bytes", `tokens (${e.tokenizer})`],
+    ...e.sections.map((s) => [SECTION_LABELS[s.name], String(s.bytes), String(s.tokens)]),
+    ["total", String(e.total.bytes), String(e.total.tokens)],
+  ];
+  lines.push(...table(sectionRows.map((row) => [...row, ""]), new Set([1, 2])));
+  lines.push("  (total is the whole prompt, including the separators and headings between sections)");
+  lines.push("");
+  if (e.warnings.length === 0) {
+    lines.push("Warnings: none");
+  } else {
+    lines.push("Warnings");
+    for (const w of e.warnings) lines.push(`  ${style.yellow(w.code)}: ${w.message}`);
+  }
+  return `${lines.join("\n")}\n`;
+}

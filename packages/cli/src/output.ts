@@ -1,0 +1,61 @@
+/** A stream `pod` writes to: process.stdout/stderr, or a collector in tests. */
+export interface OutputStream {
+  write(chunk: string): unknown;
+  readonly isTTY?: boolean;
+}
+
+/** Colour functions for one stream; identity functions when colour is off. */
+export interface Style {
+  readonly enabled: boolean;
+  red(text: string): string;
+  yellow(text: string): string;
+  bold(text: string): string;
+}
+
+/** Where a problem is: `file:line:col`, `file:line`, `file`, or nothing. */
+export interface Location {
+  file?: string | undefined;
+  line?: number | undefined;
+  column?: number | undefined;
+}
+
+/**
+ * Colour when the stream is a terminal, never with NO_COLOR set to anything non-empty
+ * (https://no-color.org), and on demand with FORCE_COLOR (not "0"/"false") for non-terminals.
+ */
+export function colourEnabled(stream: OutputStream, env: Readonly<Record<string, string | undefined>>): boolean {
+  if ((env.NO_COLOR ?? "") !== "") return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined && force !== "") return force !== "0" && force !== "false";
+  return stream.isTTY === true;
+}
+
+const sgr = (open: number, close: number) => (text: string) => `\u001b[${open}m${text}\u001b[${close}m`;
+const plain = (text: string) => text;
+
+/** The style for a stream under the colour rules of {@link colourEnabled}. */
+export function styleFor(stream: OutputStream, env: Readonly<Record<string, string | undefined>>): Style {
+  const enabled = colourEnabled(stream, env);
+  return enabled
+    ? { enabled, red: sgr(31, 39), yellow: sgr(33, 39), bold: sgr(1, 22) }
+    : { enabled, red: plain, yellow: plain, bold: plain };
+}
+
+/** `file:line:col` (parts that are known), or undefined when there is no file. */
+export function formatLocation(location: Location): string | undefined {
+  if (location.file === undefined || location.file === "") return undefined;
+  let out = location.file;
+  if (location.line !== undefined) {
+    out += `:${location.line}`;
+    if (location.column !== undefined) out += `:${location.column}`;
+  }
+  return out;
+}
+
+/** `location: CODE: message` with the code in red; the location part is left out when unknown. */
+export function formatProblemLine(problem: Location & { code: string; message: string; severity?: "error" | "warning" }, style: Style): string {
+  const where = formatLocation(problem);
+  const code = problem.severity === "warning" ? style.yellow(problem.code) : style.red(problem.code);
+  const label = problem.severity === "warning" ? `${style.yellow("warning")}: ` : "";
+  return `${where === undefined ? "" : `${where}: `}${label}${code}: ${problem.message}`;
+}

@@ -1,0 +1,65 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The bin built by vitest.global-setup.ts. */
+export const BIN = fileURLToPath(new URL("../node_modules/.cache/pod-cli-test/dist/bin.js", import.meta.url));
+
+/** Exit status and output of one `pod` process. */
+export interface PodRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `pod` as a real process with exactly `env` (plus PATH). */
+export function runPod(args: readonly string[], options: { cwd: string; env: Record<string, string> }): Promise<PodRun> {
+  return new Promise((resolvePromise) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: options.cwd, env: { PATH: process.env.PATH ?? "", ...options.env }, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
+        resolvePromise({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** A temp sandbox: a workspace directory and a HOME/XDG_CONFIG_HOME that are not the real ones. */
+export interface Sandbox {
+  /** Real path of the workspace directory (the pod's cwd). */
+  ws: string;
+  /** XDG_CONFIG_HOME; `$user` prompts live in `<xdg>/insomnia/prompts`. */
+  xdg: string;
+  home: string;
+  env: Record<string, string>;
+  /** Writes a file under `root` (default: the workspace), creating directories. */
+  write(relative: string, text: string, root?: string): Promise<string>;
+  cleanup(): Promise<void>;
+}
+
+/** Creates a sandbox under os.tmpdir(); call cleanup() in afterEach. */
+export async function makeSandbox(): Promise<Sandbox> {
+  const root = await realpath(await mkdtemp(join(tmpdir(), "pod-cli-")));
+  const ws = join(root, "ws");
+  const xdg = join(root, "xdg");
+  const home = join(root, "home");
+  await Promise.all([mkdir(ws), mkdir(xdg), mkdir(home)]);
+  return {
+    ws,
+    xdg,
+    home,
+    env: { HOME: home, XDG_CONFIG_HOME: xdg },
+    async write(relative, text, base = ws) {
+      const path = join(base, relative);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, text);
+      return path;
+    },
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  };
+}

@@ -9,6 +9,7 @@
 // NPM_CONFIG_USERCONFIG).
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -20,6 +21,9 @@ if (!registry) {
   process.exit(2);
 }
 const env = { ...process.env, "npm_config_@insomnia:registry": registry };
+// Run changesets with node directly: going through `pnpm exec` would rebuild the npm_config_*
+// environment and drop the scoped registry setting.
+const changeset = createRequire(import.meta.url).resolve("@changesets/cli/bin.js");
 
 function run(command, args) {
   console.error(`release: ${command} ${args.join(" ")}`);
@@ -34,9 +38,9 @@ const pending = readdirSync(new URL("../.changeset/", import.meta.url)).filter(
   (f) => f.endsWith(".md") && f !== "README.md",
 );
 if (pending.length > 0) {
-  run("pnpm", ["exec", "changeset", "version"]);
+  run(process.execPath, [changeset, "version"]);
 } else {
   console.error("release: no pending changesets; publishing the current versions.");
 }
 run("pnpm", ["run", "build"]);
-run("pnpm", ["exec", "changeset", "publish"]);
+run(process.execPath, [changeset, "publish"]);

@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -9,6 +10,7 @@ const repoRoot = join(import.meta.dirname, "..", "..");
 const packages = ["scope", "manifest", "prompt-loader", "template", "worker", "pod", "cli"];
 
 let work: string;
+let copy: string;
 let registry: LocalRegistry | undefined;
 
 /** Runs a command, failing with its output when it exits non-zero. */
@@ -45,6 +47,18 @@ function copyRepo(to: string): void {
   run("git", ["commit", "-q", "-m", "e2e snapshot"], { cwd: to, env: git });
 }
 
+/** GET a JSON document over a fresh connection (Verdaccio closes idle keep-alive sockets). */
+function getJson(url: string): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+    }).on("error", reject);
+  });
+}
+
 /** A consumer project outside the workspace that takes @insomnia/* from the local registry. */
 function consumerProject(name: string): string {
   const dir = join(work, name);
@@ -62,7 +76,7 @@ function npmInstall(dir: string, specs: string[]): void {
 beforeAll(async () => {
   work = realpathSync(mkdtempSync(join(tmpdir(), "insomnia-e2e-")));
   registry = await startRegistry(repoRoot, join(work, "registry"));
-  const copy = join(work, "repo");
+  copy = join(work, "repo");
   copyRepo(copy);
   run("pnpm", ["install", "--frozen-lockfile", "--offline"], { cwd: copy });
   run("pnpm", ["release"], {
@@ -79,9 +93,9 @@ afterAll(async () => {
 describe("publishing to a private registry", () => {
   test("every package is published with real semver ranges for its workspace dependencies", async () => {
     for (const name of packages) {
-      const response = await fetch(`${registry!.url}@insomnia%2f${name}`);
+      const response = await getJson(`${registry!.url}@insomnia%2f${name}`);
       expect(response.status).toBe(200);
-      const doc = (await response.json()) as {
+      const doc = response.body as {
         "dist-tags": { latest: string };
         versions: Record<string, { dependencies?: Record<string, string> }>;
       };
@@ -91,6 +105,24 @@ describe("publishing to a private registry", () => {
         if (dep.startsWith("@insomnia/")) expect(range).toMatch(/^\^\d+\.\d+\.\d+$/);
       }
     }
+  });
+
+  test("a change to one package bumps that package and its dependents, not the others", () => {
+    const git = { GIT_AUTHOR_NAME: "e2e", GIT_AUTHOR_EMAIL: "e2e@localhost", GIT_COMMITTER_NAME: "e2e", GIT_COMMITTER_EMAIL: "e2e@localhost" };
+    run("git", ["add", "-A"], { cwd: copy });
+    run("git", ["commit", "-q", "-m", "release"], { cwd: copy, env: git });
+    writeFileSync(join(copy, ".changeset", "loader-fix.md"), '---\n"@insomnia/prompt-loader": patch\n---\n\nFix a thing.\n');
+    writeFileSync(join(copy, "packages", "prompt-loader", "src", "index.ts"), "// a change\n", { flag: "a" });
+    const changeset = join(copy, "node_modules", "@changesets", "cli", "bin.js");
+    const out = join(work, "status.json");
+    run(process.execPath, [changeset, "status", "--output", out], { cwd: copy });
+    const status = JSON.parse(readFileSync(out, "utf8")) as { releases: { name: string; type: string }[] };
+    expect(status.releases.map((r) => `${r.name}:${r.type}`).sort()).toEqual([
+      "@insomnia/cli:patch",
+      "@insomnia/pod:patch",
+      "@insomnia/prompt-loader:patch",
+      "@insomnia/template:patch",
+    ]);
   });
 
   test("template and prompt-loader alone render $insomnia/default from the installed tarball", () => {

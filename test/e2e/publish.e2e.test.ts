@@ -147,6 +147,10 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources }));
       sources: { ref: string; file: string }[];
     };
     expect(out.sources.map((s) => s.ref)).toEqual(["$insomnia/default"]);
+    for (const name of ["template", "prompt-loader"]) {
+      const changelog = readFileSync(join(dir, "node_modules", "@insomnia", name, "CHANGELOG.md"), "utf8");
+      expect(changelog).toMatch(new RegExp(`^# @insomnia/${name}\\n\\n## 0\\.1\\.0\\n`));
+    }
     expect(out.sources[0]!.file).toBe(
       realpathSync(join(dir, "node_modules", "@insomnia", "prompt-loader", "prompts", "default.md")),
     );

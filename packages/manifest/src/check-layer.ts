@@ -15,9 +15,14 @@ export function checkLayerValue(
   value: unknown,
   positions: PositionMap,
 ): { value: PartialManifest; issues: [] } | { value: undefined; issues: Issue[] } {
+  // valibot's object schemas accept arrays (as objects with no keys), so `worker: []`
+  // would pass as an empty section: reject lists where mappings belong first.
+  const misplaced = listsWhereMappingsBelong(value, [], positions);
   const result = v.safeParse(layerSchema, value, { abortEarly: false, abortPipeEarly: true });
-  if (result.success) return { value: result.output as PartialManifest, issues: [] };
-  const issues: Issue[] = [];
+  if (result.success) {
+    return misplaced.length > 0 ? { value: undefined, issues: misplaced } : { value: result.output as PartialManifest, issues: [] };
+  }
+  const issues: Issue[] = [...misplaced];
   const doneParents = new Set<string>();
   for (const issue of result.issues) {
     const segments: (string | number)[] = (issue.path ?? []).map((item) => item.key as string | number);
@@ -47,6 +52,27 @@ export function checkLayerValue(
     });
   }
   return { value: undefined, issues };
+}
+
+/** Every list in the layer at a place where the schema wants a mapping. */
+function listsWhereMappingsBelong(value: unknown, path: PathSegments, positions: PositionMap): Issue[] {
+  if (value === null || typeof value !== "object") return [];
+  const mapping = knownKeysAt(path) !== undefined;
+  if (Array.isArray(value)) {
+    if (mapping) {
+      return [
+        {
+          code: "INVALID_VALUE",
+          detail: `${formatKey(path) || "the manifest"} must be a mapping, got a list`,
+          offset: positionOf(positions, path, "value"),
+          key: formatKey(path),
+        },
+      ];
+    }
+    return value.flatMap((item, index) => listsWhereMappingsBelong(item, [...path, index], positions));
+  }
+  if (!mapping) return [];
+  return Object.entries(value).flatMap(([key, item]) => listsWhereMappingsBelong(item, [...path, key], positions));
 }
 
 function unknownKeyIssues(input: unknown, parent: PathSegments, positions: PositionMap): Issue[] {

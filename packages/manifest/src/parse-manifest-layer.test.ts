@@ -30,6 +30,26 @@ describe("bad-input table: manifest rows", () => {
     ]);
   });
 
+  test("absurd_nesting_is_rejected_before_the_yaml_composer_recurses", () => {
+    // 5,000 levels used to overflow the stack inside yaml's Composer (and abort the process
+    // when the overflow hit V8's regexp compiler); it must be a plain error, every time.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const flow = errorOf(`worker: ${"[".repeat(5000)}${"]".repeat(5000)}\n`);
+      expect(where(flow)).toEqual({ code: "YAML_SYNTAX", file: FILE, line: 1, column: 40 });
+    }
+    const block = Array.from({ length: 200 }, (_, i) => `${" ".repeat(i)}k${i}:`).join("\n");
+    expect(errorOf(block).code).toBe("YAML_SYNTAX");
+    expect(errorOf(block).message).toContain("nested more than 32 levels");
+  });
+
+  test("a_list_where_a_mapping_belongs_is_rejected", () => {
+    expect(where(errorOf("worker: []\n"))).toEqual({ code: "INVALID_VALUE", file: FILE, line: 1, column: 9 });
+    expect(errorOf("worker: []\n").message).toContain("worker must be a mapping, got a list");
+    expect(where(errorOf("pod:\n  - name: x\n"))).toEqual({ code: "INVALID_VALUE", file: FILE, line: 2, column: 3 });
+    expect(where(errorOf("scope:\n  allow:\n    - []\n"))).toEqual({ code: "INVALID_VALUE", file: FILE, line: 3, column: 7 });
+    expect(errorOf("[]\n").code).toBe("NOT_A_MAPPING");
+  });
+
   test("yaml_alias_without_anchor_is_rejected", () => {
     expect(where(errorOf("worker:\n  instruction: *nope\n"))).toEqual({ code: "YAML_ALIAS", file: FILE, line: 2, column: 16 });
   });

@@ -48,6 +48,14 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   try {
     const tokens = Array.from(new Parser().parse(text));
     issues.push(...scanTokens(tokens));
+    // yaml's Composer recurses once per nesting level, and a stack overflow inside V8's
+    // regexp compiler aborts the process; so measure the depth on the (iteratively built)
+    // token tree first and never compose absurdly nested input.
+    const tooDeep = nestingIssue(tokens);
+    if (tooDeep !== undefined) {
+      issues.push(tooDeep);
+      return { value: undefined, positions, issues };
+    }
     const composer = new Composer(COMPOSE_OPTIONS);
     documents = Array.from(composer.compose(tokens));
     if (documents.length === 0) {
@@ -102,6 +110,28 @@ function scanTokens(tokens: readonly unknown[]): Issue[] {
     for (const child of Object.values(item)) if (child !== null && typeof child === "object") stack.push(child);
   }
   return found;
+}
+
+const COLLECTION_TOKENS: ReadonlySet<string> = new Set(["block-map", "block-seq", "flow-collection"]);
+
+/** The first collection nested deeper than the manifest allows, found without recursion. */
+function nestingIssue(tokens: readonly unknown[]): Issue | undefined {
+  const stack: { item: unknown; depth: number }[] = tokens.map((item) => ({ item, depth: 0 }));
+  while (stack.length > 0) {
+    const { item, depth } = stack.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    const token = item as { type?: unknown; offset?: unknown };
+    const inner = typeof token.type === "string" && COLLECTION_TOKENS.has(token.type) ? depth + 1 : depth;
+    if (inner > MAX_MANIFEST_DEPTH) {
+      return {
+        code: "YAML_SYNTAX",
+        detail: `the YAML is nested more than ${MAX_MANIFEST_DEPTH} levels deep; a manifest needs at most a few`,
+        offset: typeof token.offset === "number" ? token.offset : 0,
+      };
+    }
+    for (const child of Object.values(item)) if (child !== null && typeof child === "object") stack.push({ item: child, depth: inner });
+  }
+  return undefined;
 }
 
 function tokenIssue(type: string, source: string, offset: number): Issue | undefined {

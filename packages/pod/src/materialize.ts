@@ -1,3 +1,4 @@
+import { isAbsolute, relative } from "node:path";
 import type { PodManifest } from "@insomnia/manifest";
 import { PromptLoader, PromptLoaderError } from "@insomnia/prompt-loader";
 import { Scope, ScopeError } from "@insomnia/scope";
@@ -57,6 +58,7 @@ export async function prepareSystemPrompt(
   } catch (error) {
     throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction);
   }
+  checkWorkspaceSources(template.sources, scope);
   return { cwd, scope, template };
 }
 
@@ -117,6 +119,29 @@ export async function materializeSystemPrompt(options: MaterializeSystemPromptOp
     ...(env === undefined ? {} : { env }),
   });
   return materialize(prepared, { tools, now, ...(notifier === undefined ? {} : { notifier }) });
+}
+
+/**
+ * A repository controls `$workspace` (it can make `.insomnia/prompts` a symlink to anywhere),
+ * so a `$workspace` file must lie inside the pod's directory or its readable scope — the
+ * same rule as AGENTS.md: a repo must not be able to pull `~/.ssh/id_rsa` into a prompt.
+ */
+function checkWorkspaceSources(sources: readonly TemplateSource[], scope: Scope): void {
+  for (const source of sources) {
+    if (!source.ref.startsWith("$workspace/")) continue;
+    if (isInside(source.file, scope.base) || scope.isReadable(source.file)) continue;
+    throw new PodError(
+      "INVALID_SYSTEM_PROMPT_TEMPLATE",
+      `${source.ref}: its file ${source.file} is outside the pod's directory ${scope.base} and its readable scope; ` +
+        "workspace prompts must live inside the pod (is .insomnia/prompts a symlink?) — move the file, or add its directory to scope.allow",
+      { ref: source.ref, file: source.file },
+    );
+  }
+}
+
+function isInside(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 function buildScope(manifest: PodManifest): Scope {

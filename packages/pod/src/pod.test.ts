@@ -1,4 +1,4 @@
-import { appendFile, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PromptLoader } from "@insomnia/prompt-loader";
 import { ScopeError } from "@insomnia/scope";
@@ -101,6 +101,28 @@ describe("Pod.fromManifest", () => {
     const error = await rejection(Pod.fromManifest(manifest, { ...newWorker(), store: new MemorySegmentStore(), env: dir.env }));
     expect(PodError.is(error) && error.code).toBe("INVALID_SCOPE");
     expect(ScopeError.is((error as PodError).cause)).toBe(true);
+  });
+
+  test("workspace_prompts_symlinked_out_of_the_pod_and_its_scope_are_refused", async () => {
+    const dir = await podDir();
+    // A hostile repository makes .insomnia/prompts point at a private directory elsewhere.
+    const privateDir = join(dir.outside, "notes");
+    await mkdir(privateDir, { recursive: true });
+    await writeFile(join(privateDir, "main.md"), "password: hunter2\n");
+    await rm(join(dir.pwd, ".insomnia", "prompts"), { recursive: true });
+    await symlink(privateDir, join(dir.pwd, ".insomnia", "prompts"));
+    const store = new MemorySegmentStore();
+    const error = await rejection(Pod.fromManifest(dir.manifest, { ...newWorker(), store, env: dir.env }));
+    expect(PodError.is(error) && error.code).toBe("INVALID_SYSTEM_PROMPT_TEMPLATE");
+    expect((error as PodError).file).toBe(join(privateDir, "main.md"));
+    expect((error as PodError).ref).toBe("$workspace/main");
+    expect((error as PodError).message).toContain("outside the pod's directory");
+    expect(await store.listSegments()).toEqual([]);
+
+    // The same files are fine once the pod's scope deliberately allows reading them.
+    const allowed = { ...dir.manifest, scope: { allow: [...dir.manifest.scope.allow, { target: dir.outside, permission: "read" as const }], deny: [] } };
+    const pod = await Pod.fromManifest(allowed, { ...newWorker(), store, env: dir.env });
+    expect(pod.isMaterialized).toBe(false);
   });
 
   test("template_is_not_materialised_before_first_run", async () => {

@@ -1,7 +1,7 @@
-import { Composer, isAlias, isMap, isScalar, isSeq, Parser } from "yaml";
 import type { Node as YamlNode } from "yaml";
 import { MAX_MANIFEST_DEPTH } from "./defaults.ts";
 import { formatKey, pathKey } from "./issue.ts";
+import { yaml } from "./lazy-yaml.ts";
 import type { Issue, PathSegments } from "./issue.ts";
 
 /** Offsets of a key and its value inside the parsed text. */
@@ -46,7 +46,7 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   const issues: Issue[] = [];
   let documents;
   try {
-    const tokens = Array.from(new Parser().parse(text));
+    const tokens = Array.from(new (yaml().Parser)().parse(text));
     issues.push(...scanTokens(tokens));
     // yaml's Composer recurses once per nesting level, and a stack overflow inside V8's
     // regexp compiler aborts the process; so measure the depth on the (iteratively built)
@@ -56,7 +56,7 @@ export function parseSafeYaml(text: string): SafeYamlResult {
       issues.push(tooDeep);
       return { value: undefined, positions, issues };
     }
-    const composer = new Composer(COMPOSE_OPTIONS);
+    const composer = new (yaml().Composer)(COMPOSE_OPTIONS);
     documents = Array.from(composer.compose(tokens));
     if (documents.length === 0) {
       const stream = composer.streamInfo();
@@ -82,7 +82,7 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   if (problems.some((issue) => issue.code === "YAML_SYNTAX")) return { value: undefined, positions, issues };
 
   const contents = document.contents as YamlNode | null;
-  if (contents === null || (isScalar(contents) && contents.value === null && !contents.source)) {
+  if (contents === null || (yaml().isScalar(contents) && contents.value === null && !contents.source)) {
     return { value: undefined, positions, issues };
   }
   positions.set("", { value: start(contents) });
@@ -207,9 +207,9 @@ class Converter {
       });
       return SKIP;
     }
-    if (isAlias(node)) return SKIP;
-    if (isScalar(node)) return node.value;
-    if (isSeq(node)) {
+    if (yaml().isAlias(node)) return SKIP;
+    if (yaml().isScalar(node)) return node.value;
+    if (yaml().isSeq(node)) {
       const out: unknown[] = [];
       node.items.forEach((entry, index) => {
         const item = (entry ?? null) as YamlNode | null;
@@ -220,7 +220,7 @@ class Converter {
       });
       return out;
     }
-    if (isMap(node)) {
+    if (yaml().isMap(node)) {
       const out: Record<string, unknown> = {};
       const seen = new Set<string>();
       for (const pair of node.items) {
@@ -253,6 +253,7 @@ class Converter {
 
   private convertChild(node: YamlNode | null, path: PathSegments, depth: number, fallback: number): unknown {
     if (node === null) return null;
+    const { isAlias, isMap, isScalar, isSeq } = yaml();
     if (isScalar(node) || isMap(node) || isSeq(node) || isAlias(node)) return this.convert(node, path, depth + 1);
     // A bare pair inside a flow sequence (`[a: 1]`) is a one-entry mapping.
     this.issues.push({
@@ -265,11 +266,11 @@ class Converter {
   }
 
   private keyOf(keyNode: YamlNode | null, path: PathSegments, offset: number): string | undefined {
-    if (keyNode !== null && !isScalar(keyNode)) {
-      if (!isAlias(keyNode)) {
+    if (keyNode !== null && !yaml().isScalar(keyNode)) {
+      if (!yaml().isAlias(keyNode)) {
         this.issues.push({
           code: "INVALID_VALUE",
-          detail: `keys must be plain strings${inWhere(path)}, not a ${isSeq(keyNode) ? "sequence" : "mapping"}`,
+          detail: `keys must be plain strings${inWhere(path)}, not a ${yaml().isSeq(keyNode) ? "sequence" : "mapping"}`,
           offset,
           key: formatKey(path),
         });

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
 import { chmod, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { homedir } from "node:os";
@@ -220,6 +221,36 @@ describe("PromptLoader.load", () => {
     expect(error.byteOffset).toBe(3);
     expect(error.message).toContain("offset 3");
     expect(error.cause).toBeInstanceOf(TypeError);
+  });
+
+  it("load_is_async_and_failures_reject_instead_of_throwing", async () => {
+    const { user, loader } = await setup(4);
+    await write(join(user, "big.md"), "12345");
+    let thrown: unknown;
+    let pending: Promise<unknown> | undefined;
+    try {
+      pending = loader.load("$user/big");
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeUndefined();
+    expect(pending).toBeInstanceOf(Promise);
+    await failure(pending as Promise<unknown>, "TOO_LARGE");
+  });
+
+  it.skipIf(!existsSync("/proc/self/fd"))("descriptors_are_closed_after_success_and_failure", async () => {
+    const { user, loader } = await setup(1000);
+    await write(join(user, "ok.md"), "fine");
+    await write(join(user, "bad.md"), new Uint8Array([0xff]));
+    await write(join(user, "big.md"), "x".repeat(2000));
+    const open = () => readdirSync("/proc/self/fd").length;
+    const before = open();
+    for (let i = 0; i < 50; i++) {
+      expect((await loader.load("$user/ok")).text).toBe("fine");
+      await failure(loader.load("$user/bad"), "BAD_ENCODING");
+      await failure(loader.load("$user/big"), "TOO_LARGE");
+    }
+    expect(open()).toBe(before);
   });
 
   it("os_errors_are_read_failed_with_cause", async () => {

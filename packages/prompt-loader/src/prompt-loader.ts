@@ -89,7 +89,7 @@ export class PromptLoader {
       );
     }
     const file = path.join(root, ...parsed.path.split("/")) + ".md";
-    const read = await readPromptFile({ ref: written, root, file, maxBytes: this.maxBytes });
+    const read = readPromptFile({ ref: written, root, file, maxBytes: this.maxBytes });
     return { ref: parsed, ...read };
   }
 }

@@ -1,5 +1,4 @@
-import { constants, type Stats } from "node:fs";
-import { open, readlink, realpath, stat, type FileHandle } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync, statSync, type Stats } from "node:fs";
 import { decodePromptText, sha256Hex } from "./decode-prompt-text.ts";
 import { isInside } from "./is-inside.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
@@ -23,15 +22,19 @@ export interface ReadResult {
 // O_NOFOLLOW: the last component must not have become a symlink since realpath.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
 
-/** Reads `file` only if it is a regular file whose real path stays inside the real path of `root`. */
-export async function readPromptFile(req: ReadRequest): Promise<ReadResult> {
+/**
+ * Reads `file` only if it is a regular file whose real path stays inside the real path of `root`.
+ * The system calls are synchronous: a prompt is a small regular file (checked before it is
+ * opened), and ten sequential thread-pool round trips cost about five times the calls themselves.
+ */
+export function readPromptFile(req: ReadRequest): ReadResult {
   const { ref, root, file } = req;
   const fail = (code: PromptLoaderErrorCode, message: string, cause?: unknown): PromptLoaderError =>
     new PromptLoaderError(code, `${ref}: ${message}`, cause === undefined ? { ref, file } : { ref, file, cause });
 
   let realRoot: string;
   try {
-    realRoot = await realpath(root);
+    realRoot = realpathSync.native(root);
   } catch (cause) {
     const code = errno(cause);
     if (code === "ENOENT" || code === "ENOTDIR") {
@@ -43,7 +46,7 @@ export async function readPromptFile(req: ReadRequest): Promise<ReadResult> {
 
   let realFile: string;
   try {
-    realFile = await realpath(file);
+    realFile = realpathSync.native(file);
   } catch (cause) {
     const code = errno(cause);
     if (code === "ENOENT" || code === "ENOTDIR") {
@@ -60,7 +63,7 @@ export async function readPromptFile(req: ReadRequest): Promise<ReadResult> {
 
   let before: Stats;
   try {
-    before = await stat(realFile);
+    before = statSync(realFile);
   } catch (cause) {
     throw statFailure(cause);
   }
@@ -68,21 +71,21 @@ export async function readPromptFile(req: ReadRequest): Promise<ReadResult> {
   if (!before.isFile()) throw fail("NOT_A_FILE", `${realFile} is ${kindOf(before)}, not a regular file; a prompt must be a .md file`);
   if (before.size > req.maxBytes) throw tooLarge(before.size);
 
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(realFile, OPEN_FLAGS);
+    fd = openSync(realFile, OPEN_FLAGS);
   } catch (cause) {
     throw statFailure(cause);
   }
   try {
-    const after = await handle.stat();
+    const after = fstatSync(fd);
     if (!after.isFile() || after.dev !== before.dev || after.ino !== before.ino) {
       throw fail("NOT_A_FILE", `${realFile} was replaced while being loaded (now ${kindOf(after)}); try again`);
     }
-    const openedAt = await openedPath(handle, realFile);
+    const openedAt = openedPath(fd, realFile);
     if (openedAt !== realFile && !isInside(realRoot, openedAt)) throw escape(openedAt);
     if (after.size > req.maxBytes) throw tooLarge(after.size);
-    const bytes = await readCapped(handle, after.size, req.maxBytes);
+    const bytes = readCapped(fd, after.size, req.maxBytes);
     if (bytes === undefined) throw tooLarge(undefined);
     const decoded = decodePromptText(bytes);
     if (!decoded.ok) {
@@ -97,7 +100,11 @@ export async function readPromptFile(req: ReadRequest): Promise<ReadResult> {
     if (PromptLoaderError.is(error)) throw error;
     throw fail("READ_FAILED", `cannot read ${realFile}: ${messageOf(error)}`, error);
   } finally {
-    await handle.close().catch(() => undefined);
+    try {
+      closeSync(fd);
+    } catch {
+      // A failed close of a read-only descriptor loses nothing.
+    }
   }
 
   function tooLarge(size: number | undefined): PromptLoaderError {
@@ -114,16 +121,16 @@ export async function readPromptFile(req: ReadRequest): Promise<ReadResult> {
 }
 
 /** Where the open descriptor really points (Linux /proc), so a directory swapped for a symlink after realpath is caught. */
-async function openedPath(handle: FileHandle, fallback: string): Promise<string> {
+function openedPath(fd: number, fallback: string): string {
   try {
-    return await readlink(`/proc/self/fd/${handle.fd}`);
+    return readlinkSync(`/proc/self/fd/${fd}`);
   } catch {
     return fallback;
   }
 }
 
 /** Reads to EOF but never more than maxBytes + 1 bytes; undefined when the file is over the cap. */
-async function readCapped(handle: FileHandle, sizeHint: number, maxBytes: number): Promise<Uint8Array | undefined> {
+function readCapped(fd: number, sizeHint: number, maxBytes: number): Uint8Array | undefined {
   let buffer = Buffer.alloc(Math.min(sizeHint, maxBytes) + 1);
   let length = 0;
   for (;;) {
@@ -133,7 +140,7 @@ async function readCapped(handle: FileHandle, sizeHint: number, maxBytes: number
       buffer.copy(grown, 0, 0, length);
       buffer = grown;
     }
-    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+    const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
     if (bytesRead === 0) break;
     length += bytesRead;
   }

@@ -13,24 +13,49 @@ export interface BudgetSite {
   readonly column?: number | undefined;
 }
 
+/** Thrown by a budget counting code units when the output may be near the byte cap; the render is redone counting bytes. */
+export const RECOUNT_IN_BYTES: unique symbol = Symbol("insomnia.template.recount-in-bytes");
+
 /**
  * Counts the work of one render: steps (block helper calls, `#each` iterations, include
  * calls) and UTF-8 bytes of output. It throws the moment a cap is crossed, from inside
  * the helper or include that crossed it, so a runaway template stops within a bounded
  * amount of work instead of after producing its whole output.
+ *
+ * Counting UTF-8 bytes of every chunk cost a tenth of a warm render, so a budget first
+ * counts UTF-16 code units: a string of n units has at most 3n UTF-8 bytes, and while
+ * 3 × units stays within the cap the output cannot be over it. Past that point `measure`
+ * throws RECOUNT_IN_BYTES and the caller renders again with a budget in byte mode, which
+ * counts exactly as before. Output that large is rare, and redoing it at most doubles a
+ * render whose cost the caps bound anyway.
  */
 export class RenderBudget {
   #steps = 0;
-  /** Bytes of every finished chunk that is part of the output so far, each byte once. */
-  #bytes = 0;
+  /** Bytes (or code units, in unit mode) of every finished chunk that is part of the output so far, each once. */
+  #size = 0;
+  #inBytes = false;
+  #limits: BudgetLimits;
   readonly #stack: string[];
+  readonly #rootRef: string;
 
   constructor(
-    private readonly limits: BudgetLimits,
+    limits: BudgetLimits,
     rootRef: string,
     private readonly fileOf: (ref: string) => string | undefined,
   ) {
+    this.#limits = limits;
+    this.#rootRef = rootRef;
     this.#stack = [rootRef];
+  }
+
+  /** Starts a new render: counters to zero, the root alone on the include stack. */
+  reset(limits: BudgetLimits, inBytes: boolean): void {
+    this.#limits = limits;
+    this.#inBytes = inBytes;
+    this.#steps = 0;
+    this.#size = 0;
+    // Includes pop themselves even when they throw, so this is normally already true.
+    if (this.#stack.length !== 1 || this.#stack[0] !== this.#rootRef) this.#stack.splice(0, this.#stack.length, this.#rootRef);
   }
 
   /** Canonical ref of the file being rendered right now. */
@@ -46,11 +71,11 @@ export class RenderBudget {
   /** Counts one step at `site`. */
   step(site: BudgetSite): void {
     this.#steps++;
-    if (this.#steps > this.limits.maxSteps) {
+    if (this.#steps > this.#limits.maxSteps) {
       throw this.error(
         "RENDER_BUDGET_EXCEEDED",
         site,
-        `rendering took more than ${this.limits.maxSteps} steps (block helpers, #each iterations and includes); ` +
+        `rendering took more than ${this.#limits.maxSteps} steps (block helpers, #each iterations and includes); ` +
           "a loop nested in a loop or an include repeated inside includes multiplies the work — simplify the template",
       );
     }
@@ -58,14 +83,19 @@ export class RenderBudget {
 
   /** Runs `render` and accounts for its output; nested measured chunks are not counted twice. */
   measure(site: BudgetSite, render: () => string): string {
-    const before = this.#bytes;
+    const before = this.#size;
     const out = render();
-    this.#bytes = before + Buffer.byteLength(out, "utf8");
-    if (this.#bytes > this.limits.maxOutputBytes) {
+    if (!this.#inBytes) {
+      this.#size = before + out.length;
+      if (this.#size * 3 > this.#limits.maxOutputBytes) throw RECOUNT_IN_BYTES;
+      return out;
+    }
+    this.#size = before + Buffer.byteLength(out, "utf8");
+    if (this.#size > this.#limits.maxOutputBytes) {
       throw this.error(
         "OUTPUT_TOO_LARGE",
         site,
-        `the rendered instruction is larger than ${this.limits.maxOutputBytes} bytes (at least ${this.#bytes}); shorten the template or what it loops over`,
+        `the rendered instruction is larger than ${this.#limits.maxOutputBytes} bytes (at least ${this.#size}); shorten the template or what it loops over`,
       );
     }
     return out;

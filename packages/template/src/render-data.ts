@@ -34,49 +34,131 @@ function invalid(detail: string): never {
   throw new SystemPromptError("INVALID_CONTEXT", `invalid render context: ${detail}`);
 }
 
-function stringList(value: unknown, name: string): readonly string[] {
+/**
+ * One list as last seen: the caller's array, a snapshot of its items (to notice it was
+ * changed in place) and the frozen list handed to templates.
+ */
+interface ListMemo {
+  source: unknown;
+  snapshot: readonly string[];
+  frozen: readonly string[];
+}
+
+/**
+ * Validates a string list and returns its frozen (and, for tools, sorted) copy. When the
+ * caller passes the same array with the same items as last time, the last copy is returned:
+ * a render is usually given the same scope and tools again, and copying, checking, sorting
+ * and freezing them was a third of a warm render. Each item is read exactly once.
+ */
+function frozenList(value: unknown, name: string, memo: ListMemo | undefined, sort: boolean): ListMemo {
   if (!Array.isArray(value)) invalid(`${name} must be an array of strings`);
-  const copy: string[] = [];
-  for (const [i, item] of value.entries()) {
+  const items = value as readonly unknown[];
+  const length = items.length;
+  const same = memo !== undefined && memo.source === value && memo.snapshot.length === length;
+  let i = 0;
+  if (same) {
+    const snapshot = memo.snapshot;
+    while (i < length && items[i] === snapshot[i]) i++;
+    if (i === length) return memo;
+  }
+  const copy: string[] = same ? memo.snapshot.slice(0, i) : [];
+  for (; i < length; i++) {
+    const item: unknown = items[i];
     if (typeof item !== "string") invalid(`${name}[${i}] must be a string, got ${typeof item}`);
     copy.push(item);
   }
-  return copy;
+  Object.freeze(copy);
+  return { source: value, snapshot: copy, frozen: sort ? Object.freeze([...copy].sort()) : copy };
 }
 
 function pad(value: number, width: number): string {
   return String(value).padStart(width, "0");
 }
 
-/** Validates a render context and builds a fresh frozen root context from it. */
+interface Clock {
+  readonly ms: number;
+  readonly date: string;
+  readonly time: string;
+  readonly datetime: string;
+}
+
+function formatClock(d: Date, ms: number, year: number): Clock {
+  const date = `${pad(year, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
+  const time = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
+  return { ms, date, time, datetime: `${date}T${time}Z` };
+}
+
+// The last render data built, with what it was built from. Module-level: render is
+// synchronous and the data depends on the context only, so every template can share it.
+let lastNow: unknown;
+let lastClock: Clock | undefined;
+let lastReadable: ListMemo | undefined;
+let lastWritable: ListMemo | undefined;
+let lastTools: ListMemo | undefined;
+let lastData: RenderData | undefined;
+
+/**
+ * Validates a render context and returns the frozen root context for it. Equal contexts
+ * (same instant, same strings, same arrays holding the same items) get the same frozen
+ * object back; anything else gets a new one.
+ */
 export function buildRenderData(ctx: RenderContext): RenderData {
   if (typeof ctx !== "object" || ctx === null) invalid("expected an object");
   const now: unknown = ctx.now;
-  if (Object.prototype.toString.call(now) !== "[object Date]") invalid("now must be a Date");
-  const time = (now as Date).getTime();
-  if (!Number.isFinite(time)) invalid("now is an invalid Date");
+  // The same Date object as last time passed this check then, and stays a Date.
+  if (now !== lastNow && Object.prototype.toString.call(now) !== "[object Date]") invalid("now must be a Date");
   const d = now as Date;
-  const year = d.getUTCFullYear();
-  if (year < 0 || year > 9999) invalid(`now must be between years 0000 and 9999 (RFC 3339), got ${year}`);
-  if (typeof ctx.cwd !== "string") invalid("cwd must be a string");
+  const ms = d.getTime();
+  if (!Number.isFinite(ms)) invalid("now is an invalid Date");
+  let clock = lastClock;
+  if (clock === undefined || clock.ms !== ms) {
+    const year = d.getUTCFullYear();
+    if (year < 0 || year > 9999) invalid(`now must be between years 0000 and 9999 (RFC 3339), got ${year}`);
+    clock = formatClock(d, ms, year);
+  }
+  const cwd: unknown = ctx.cwd;
+  if (typeof cwd !== "string") invalid("cwd must be a string");
   const scope: unknown = ctx.scope;
   if (typeof scope !== "object" || scope === null) invalid("scope must be an object { readable, writable, summary }");
   const { readable, writable, summary } = scope as Record<string, unknown>;
   if (typeof summary !== "string") invalid("scope.summary must be a string");
-  if (ctx.agentsMd !== undefined && typeof ctx.agentsMd !== "string") invalid("agentsMd must be a string or undefined");
+  const agentsMd: unknown = ctx.agentsMd;
+  if (agentsMd !== undefined && typeof agentsMd !== "string") invalid("agentsMd must be a string or undefined");
 
-  const date = `${pad(year, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
-  const clock = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
-  return Object.freeze({
-    date,
-    time: clock,
-    datetime: `${date}T${clock}Z`,
-    cwd: ctx.cwd,
-    scope: Object.freeze({
-      readable: Object.freeze(stringList(readable, "scope.readable")),
-      writable: Object.freeze(stringList(writable, "scope.writable")),
-      summary,
-    }),
-    tools: Object.freeze([...stringList(ctx.tools, "tools")].sort()),
-  });
+  const readableList = frozenList(readable, "scope.readable", lastReadable, false);
+  const writableList = frozenList(writable, "scope.writable", lastWritable, false);
+  const toolList = frozenList(ctx.tools, "tools", lastTools, true);
+
+  const last = lastData;
+  let data: RenderData;
+  if (
+    last !== undefined &&
+    clock === lastClock &&
+    cwd === last.cwd &&
+    readableList === lastReadable &&
+    writableList === lastWritable &&
+    toolList === lastTools &&
+    summary === last.scope.summary
+  ) {
+    data = last;
+  } else {
+    data = Object.freeze({
+      date: clock.date,
+      time: clock.time,
+      datetime: clock.datetime,
+      cwd,
+      scope:
+        last !== undefined && readableList === lastReadable && writableList === lastWritable && summary === last.scope.summary
+          ? last.scope
+          : Object.freeze({ readable: readableList.frozen, writable: writableList.frozen, summary }),
+      tools: toolList.frozen,
+    });
+  }
+  lastNow = now;
+  lastClock = clock;
+  lastReadable = readableList;
+  lastWritable = writableList;
+  lastTools = toolList;
+  lastData = data;
+  return data;
 }

@@ -15,6 +15,21 @@ function isEmpty(value: unknown): boolean {
   return !value || (Array.isArray(value) && value.length === 0);
 }
 
+/**
+ * `list.map(String).join(separator)`. The lists in render data hold only strings and are
+ * frozen, and V8's join of a frozen array takes a slow path that cost a fifth of a warm
+ * render; concatenating is what join does, without it.
+ */
+function joinStrings(list: readonly unknown[], separator: string): string {
+  let out = "";
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    if (typeof item !== "string") return list.map(String).join(separator);
+    out = i === 0 ? item : out + separator + item;
+  }
+  return out;
+}
+
 function lastOptions(args: readonly unknown[]): HelperOptions {
   return args[args.length - 1] as HelperOptions;
 }
@@ -77,7 +92,7 @@ export function createRenderHelpers(budget: RenderBudget): Record<string, Helper
       const separator = args.length === 3 ? String(args[1]) : ", ";
       if (!Array.isArray(list)) throw new TypeError("join was given something that is not a list");
       budget.step(site(lastOptions(args)));
-      return list.map(String).join(separator);
+      return joinStrings(list, separator);
     },
     helperMissing: missing("helperMissing"),
     blockHelperMissing: missing("blockHelperMissing"),

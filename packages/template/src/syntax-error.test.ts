@@ -12,6 +12,16 @@ function syntaxError(text: string): SyntaxErrorInfo {
 }
 
 describe("describeSyntaxError", () => {
+  it("text_ending_in_four_closing_braces_is_located_not_lexed_forever", () => {
+    // Handlebars' lexer emits empty tokens forever after a trailing "}}}}"; this used to
+    // exhaust the heap (a 9-byte file took the process down).
+    for (const text of ["{{x}}}}", "{{cwd}}}}", "{{}}}}", "{{{x}}}}", "{{{{x}}}}"]) {
+      const info = syntaxError(text);
+      expect(info.line).toBe(1);
+      expect(info.column).toBeGreaterThanOrEqual(1);
+    }
+  });
+
   it("points_at_the_block_that_is_never_closed", () => {
     expect(syntaxError("a\n  {{#each tools}}\n{{#if cwd}}{{/if}}\n")).toEqual({
       line: 2,

@@ -1,4 +1,5 @@
 import { handlebarsParser } from "./handlebars-env.ts";
+import { lexAll, type JisonLexer, type JisonParser, type Token } from "./handlebars-lexer.ts";
 
 /** Where a syntax error is and what to say about it. */
 export interface SyntaxErrorInfo {
@@ -7,34 +8,6 @@ export interface SyntaxErrorInfo {
   /** 1-based. */
   column?: number;
   message: string;
-}
-
-interface JisonLocation {
-  first_line: number;
-  first_column: number;
-  last_line: number;
-  last_column: number;
-}
-
-interface JisonLexer {
-  yy: unknown;
-  yytext: string;
-  yylloc: JisonLocation;
-  setInput(input: string): void;
-  lex(): number | string;
-}
-
-interface JisonParser {
-  yy: Record<string, unknown>;
-  lexer: JisonLexer;
-  terminals_: Record<number, string>;
-  parse(input: string): unknown;
-}
-
-interface Token {
-  name: string;
-  text: string;
-  loc: JisonLocation;
 }
 
 interface OpenBlock {
@@ -54,7 +27,7 @@ const OPENERS = new Set(["OPEN_BLOCK", "OPEN_INVERSE", "OPEN_PARTIAL_BLOCK", "OP
 export function describeSyntaxError(text: string, error: unknown): SyntaxErrorInfo {
   const parser = handlebarsParser() as JisonParser;
   const lines = lineStarts(text);
-  const { tokens, lexError } = lexAll(parser, text);
+  const { tokens, lexError } = lexAll(text);
   const blocks = scanBlocks(tokens, text, lines);
   const raw = error instanceof Error ? error.message : String(error);
 
@@ -115,26 +88,6 @@ function lineStarts(text: string): number[] {
 
 function offsetOf(lines: readonly number[], line: number, column: number): number {
   return (lines[line - 1] ?? 0) + column;
-}
-
-function lexAll(parser: JisonParser, text: string): { tokens: Token[]; lexError?: { line: number; column: number } } {
-  const lexer = Object.create(parser.lexer) as JisonLexer;
-  // Without a parser in yy the lexer throws a plain Error on unrecognized text.
-  lexer.yy = {};
-  lexer.setInput(text);
-  const tokens: Token[] = [];
-  for (;;) {
-    let id: number | string;
-    try {
-      id = lexer.lex();
-    } catch {
-      const at = lexer.yylloc;
-      return { tokens, lexError: { line: at.last_line, column: at.last_column + 1 } };
-    }
-    const name = typeof id === "number" ? (parser.terminals_[id] ?? String(id)) : id;
-    tokens.push({ name, text: lexer.yytext, loc: { ...lexer.yylloc } });
-    if (name === "EOF") return { tokens };
-  }
 }
 
 interface BlockScan {

@@ -2,10 +2,11 @@ import { parseRef, type PromptLoader, type PromptRef } from "@insomnia/prompt-lo
 import { checkTemplate, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
 import { compileChecked, parseTemplateText, type CompiledTemplate } from "./handlebars-env.ts";
-import { buildRenderData, type RenderContext } from "./render-data.ts";
-import { RenderBudget } from "./render-budget.ts";
+import { buildRenderData, type RenderContext, type RenderData } from "./render-data.ts";
+import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
 import { createRenderHelpers } from "./render-helpers.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
+import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
 import { SystemPromptError } from "./system-prompt-error.ts";
 import { cacheGet, cacheKey, cacheSet, type CachedFile } from "./template-cache.ts";
 import { assembleSystemPrompt } from "./trailing-section.ts";
@@ -18,6 +19,8 @@ export interface ParseOptions {
   maxIncludes?: number | undefined;
   /** Statements after every include is expanded in place (loops count once). Default 100 000. */
   maxExpandedNodes?: number | undefined;
+  /** Statements in any one file; compiling costs about 60 µs each, so this bounds parse time. Default 10 000. */
+  maxFileStatements?: number | undefined;
 }
 
 /** Limits checked while rendering. */
@@ -46,6 +49,7 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxIncludeDepth: 16,
   maxIncludes: 256,
   maxExpandedNodes: 100_000,
+  maxFileStatements: 10_000,
   maxOutputBytes: 1024 * 1024,
   maxSteps: 200_000,
 });
@@ -73,6 +77,7 @@ export class SystemPromptTemplate {
   /** Every file that went into the template: root first, then depth-first in document order, each once. */
   readonly sources: readonly TemplateSource[];
   readonly #files: ReadonlyMap<string, LoadedFile>;
+  #state: RenderState | undefined;
 
   private constructor(instruction: string, files: ReadonlyMap<string, LoadedFile>) {
     this.instruction = instruction;
@@ -87,6 +92,7 @@ export class SystemPromptTemplate {
     const maxIncludeDepth = limit(options.maxIncludeDepth, DEFAULT_LIMITS.maxIncludeDepth, "maxIncludeDepth");
     const maxIncludes = limit(options.maxIncludes, DEFAULT_LIMITS.maxIncludes, "maxIncludes");
     const maxExpandedNodes = limit(options.maxExpandedNodes, DEFAULT_LIMITS.maxExpandedNodes, "maxExpandedNodes");
+    const maxFileStatements = limit(options.maxFileStatements, DEFAULT_LIMITS.maxFileStatements, "maxFileStatements");
 
     let rootRef: PromptRef;
     try {
@@ -127,8 +133,8 @@ export class SystemPromptTemplate {
       const key = cacheKey(canonical, loaded.sha256);
       let cached = cacheGet(key);
       if (cached === undefined) {
-        cached = compileFile(loaded.text, loaded.ref, file, chain);
-        cacheSet(key, cached);
+        cached = compileFile(loaded.text, loaded.ref, file, chain, Math.min(maxExpandedNodes, maxFileStatements));
+        cacheSet(key, cached, loaded.text.length);
       }
       const entry: LoadedFile = { ref: canonical, file, sha256: loaded.sha256, cached };
       files.set(canonical, entry);
@@ -172,54 +178,95 @@ export class SystemPromptTemplate {
   /** Renders only the instruction part (no trailing section). Throws SystemPromptError (phase "render"). */
   renderInstruction(ctx: RenderContext, options: RenderOptions = {}): string {
     const data = buildRenderData(ctx);
-    const files = this.#files;
-    const budget = new RenderBudget(
-      {
-        maxOutputBytes: limit(options.maxOutputBytes, DEFAULT_LIMITS.maxOutputBytes, "maxOutputBytes"),
-        maxSteps: limit(options.maxSteps, DEFAULT_LIMITS.maxSteps, "maxSteps"),
-      },
-      this.instruction,
-      (ref) => files.get(ref)?.file,
-    );
-    // Built per call: the counters live in `budget`, the compiled files are shared.
-    const partials: Record<string, CompiledTemplate> = {};
-    for (const file of files.values()) {
-      for (const site of file.cached.checked.includes) {
-        const target = files.get(site.target);
-        if (target === undefined) continue;
-        const at = { ref: file.ref, line: site.line, column: site.column };
-        partials[site.partialName] = (context, runtimeOptions) => {
-          budget.step(at);
-          return budget.measure(at, () => budget.within(target.ref, () => target.cached.compiled(context, runtimeOptions)));
-        };
-      }
-    }
-    const root = files.get(this.instruction);
+    const limits: BudgetLimits = {
+      maxOutputBytes: limit(options.maxOutputBytes, DEFAULT_LIMITS.maxOutputBytes, "maxOutputBytes"),
+      maxSteps: limit(options.maxSteps, DEFAULT_LIMITS.maxSteps, "maxSteps"),
+    };
+    const root = this.#files.get(this.instruction);
     if (root === undefined) throw new SystemPromptError("RENDER_FAILED", "the template has no root file", { ref: this.instruction });
+    // Render never calls back into caller code, so it cannot re-enter itself; the check
+    // keeps it correct should that ever change, by giving the inner render its own state.
+    let state = this.#state;
+    if (state === undefined || state.busy) {
+      state = createRenderState(this.instruction, this.#files);
+      this.#state ??= state;
+    }
+    state.busy = true;
     try {
-      return budget.measure({ ref: root.ref }, () =>
-        root.cached.compiled(data, {
-          helpers: createRenderHelpers(budget),
-          partials,
-          allowProtoPropertiesByDefault: false,
-          allowProtoMethodsByDefault: false,
-        }),
-      );
-    } catch (cause) {
-      if (SystemPromptError.is(cause)) throw cause;
-      const ref = budget.current;
-      throw new SystemPromptError("RENDER_FAILED", `rendering failed: ${messageOf(cause)}`, {
-        ref,
-        file: files.get(ref)?.file,
-        chain: budget.chain(),
-        cause,
-      });
+      try {
+        return renderWith(state, root, data, limits, false);
+      } catch (error) {
+        if (error !== RECOUNT_IN_BYTES) throw error;
+        return renderWith(state, root, data, limits, true);
+      }
+    } finally {
+      state.busy = false;
     }
   }
 }
 
-function compileFile(text: string, ref: PromptRef, file: string, chain: readonly string[]): CachedFile {
+/** What one render uses besides the data: a budget reset per render, and the helpers and partials that count against it. */
+interface RenderState {
+  busy: boolean;
+  readonly budget: RenderBudget;
+  readonly runtimeOptions: Record<string, unknown>;
+  readonly files: ReadonlyMap<string, LoadedFile>;
+}
+
+function createRenderState(instruction: string, files: ReadonlyMap<string, LoadedFile>): RenderState {
+  const budget = new RenderBudget(
+    { maxOutputBytes: DEFAULT_LIMITS.maxOutputBytes, maxSteps: DEFAULT_LIMITS.maxSteps },
+    instruction,
+    (ref) => files.get(ref)?.file,
+  );
+  const partials: Record<string, CompiledTemplate> = {};
+  for (const file of files.values()) {
+    for (const site of file.cached.checked.includes) {
+      const target = files.get(site.target);
+      if (target === undefined) continue;
+      const at = { ref: file.ref, line: site.line, column: site.column };
+      partials[site.partialName] = (context, runtimeOptions) => {
+        budget.step(at);
+        return budget.measure(at, () => budget.within(target.ref, () => target.cached.compiled(context, runtimeOptions)));
+      };
+    }
+  }
+  const runtimeOptions = {
+    helpers: createRenderHelpers(budget),
+    partials,
+    allowProtoPropertiesByDefault: false,
+    allowProtoMethodsByDefault: false,
+  };
+  return { busy: false, budget, runtimeOptions, files };
+}
+
+function renderWith(state: RenderState, root: LoadedFile, data: RenderData, limits: BudgetLimits, inBytes: boolean): string {
+  const budget = state.budget;
+  budget.reset(limits, inBytes);
+  try {
+    return budget.measure({ ref: root.ref }, () => root.cached.compiled(data, state.runtimeOptions));
+  } catch (cause) {
+    if (cause === RECOUNT_IN_BYTES || SystemPromptError.is(cause)) throw cause;
+    const ref = budget.current;
+    throw new SystemPromptError("RENDER_FAILED", `rendering failed: ${messageOf(cause)}`, {
+      ref,
+      file: state.files.get(ref)?.file,
+      chain: budget.chain(),
+      cause,
+    });
+  }
+}
+
+function compileFile(text: string, ref: PromptRef, file: string, chain: readonly string[], maxNodes: number): CachedFile {
   const where = { ref: ref.canonical, file, chain };
+  const tooDeep = findTooDeepNesting(text);
+  if (tooDeep !== undefined) {
+    throw new SystemPromptError(
+      "TOO_DEEP",
+      `blocks nest more than ${MAX_NESTING_DEPTH} levels deep here; flatten them or move a part into its own file`,
+      { ...where, line: tooDeep.line, column: tooDeep.column },
+    );
+  }
   let ast: HbsProgram;
   try {
     ast = parseTemplateText(text);
@@ -233,6 +280,14 @@ function compileFile(text: string, ref: PromptRef, file: string, chain: readonly
     });
   }
   const checked = checkTemplate(ast, where, (name) => parseRef(name, ref).canonical);
+  if (checked.ownNodes > maxNodes) {
+    // Compiling costs seconds per 100,000 statements; refuse before paying for it.
+    throw new SystemPromptError(
+      "EXPANSION_TOO_LARGE",
+      `this file alone has ${checked.ownNodes} statements, over the per-file limit of ${maxNodes}; split it into several files or shorten it`,
+      { ...where, line: 1, column: 1 },
+    );
+  }
   let compiled: CompiledTemplate;
   try {
     compiled = compileChecked(checked.ast);

@@ -1,0 +1,59 @@
+import { lexAll } from "./handlebars-lexer.ts";
+
+/** Deepest block nesting a file may have: far beyond any real prompt, far below where Handlebars' recursion overflows. */
+export const MAX_NESTING_DEPTH = 100;
+
+/** Where a file first nests deeper than allowed (1-based line and column). */
+export interface TooDeep {
+  line: number;
+  column: number;
+}
+
+const OPENS = new Set(["OPEN_BLOCK", "OPEN_INVERSE", "OPEN_PARTIAL_BLOCK", "OPEN_RAW_BLOCK"]);
+
+/**
+ * Finds block nesting deeper than `max` before Handlebars parses the text: its parser
+ * takes time quadratic in the depth and its compiler and runtime recurse once per level,
+ * so a hostile file could take minutes or overflow the stack. `{{else if}}` chains count
+ * as nesting (each one is a nested block in the AST), and so do subexpressions.
+ */
+export function findTooDeepNesting(text: string, max = MAX_NESTING_DEPTH): TooDeep | undefined {
+  if (!mayNestDeeperThan(text, max)) return undefined;
+  const { tokens } = lexAll(text);
+  // Each open block remembers how many `else if` levels were chained onto it.
+  const blocks: number[] = [];
+  let depth = 0;
+  for (const token of tokens) {
+    if (OPENS.has(token.name)) {
+      blocks.push(0);
+      depth += 1;
+    } else if (token.name === "OPEN_INVERSE_CHAIN" && blocks.length > 0) {
+      blocks[blocks.length - 1]! += 1;
+      depth += 1;
+    } else if (token.name === "OPEN_SEXPR") {
+      depth += 1;
+    } else if (token.name === "CLOSE_SEXPR") {
+      depth = Math.max(0, depth - 1);
+    } else if (token.name === "OPEN_ENDBLOCK" || token.name === "END_RAW_BLOCK") {
+      depth = Math.max(0, depth - 1 - (blocks.pop() ?? 0));
+    }
+    if (depth > max) return { line: token.loc.first_line, column: token.loc.first_column + 1 };
+  }
+  return undefined;
+}
+
+/** Cheap upper bound: without more than `max` block, chain or subexpression openers there is nothing to lex. */
+function mayNestDeeperThan(text: string, max: number): boolean {
+  let openers = 0;
+  for (let open = text.indexOf("{{"); open !== -1; ) {
+    const close = text.indexOf("}}", open + 2);
+    const end = close === -1 ? text.length : close;
+    const first = /[^{~\s]/.exec(text.slice(open + 2, Math.min(end, open + 16)))?.[0];
+    if (first === "#" || first === "^" || first === "e") openers += 1;
+    for (let i = text.indexOf("(", open); i !== -1 && i < end; i = text.indexOf("(", i + 1)) openers += 1;
+    if (openers > max) return true;
+    if (close === -1) return false;
+    open = text.indexOf("{{", close + 2);
+  }
+  return false;
+}

@@ -159,7 +159,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       return {
         command: "prompt",
         options: withDefined<PromptOptions>(
-          { overlays: values.overlay ?? [], tools: values.tool ?? [], explain: values.explain === true, json: values.json === true },
+          { overlays: values.overlay ?? [], tools: [...new Set(values.tool ?? [])], explain: values.explain === true, json: values.json === true },
           { cwd: values.cwd, manifest: values.manifest, now },
         ),
       };

@@ -2,8 +2,8 @@ import { readFile, readdir } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { BIN, makeSandbox, runPod } from "./test-helpers.ts";
-import type { Sandbox } from "./test-helpers.ts";
+import { BIN, makeSandbox, runPod } from "./__fixtures__/sandbox.ts";
+import type { Sandbox } from "./__fixtures__/sandbox.ts";
 
 let box: Sandbox;
 beforeEach(async () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { loadManifest } from "./load-manifest.ts";
@@ -84,6 +84,32 @@ describe("loadManifest", () => {
     for (const env of [{ HOME: home }, { HOME: home, XDG_CONFIG_HOME: "relative/xdg" }]) {
       const { manifest, files } = await loadManifest({ cwd, env });
       expect([manifest.pod.name, files]).toEqual(["from-home", [user]]);
+    }
+  });
+
+  test("no_user_layer_without_an_absolute_home", async () => {
+    // A relative HOME (and os.homedir() with it) would put the user layer inside the
+    // repository: <cwd>/.config/insomnia/pod.yaml. It must not be read.
+    const realHome = process.env.HOME;
+    process.env.HOME = ".";
+    try {
+      expect(userManifestPath({ HOME: "." })).toBeUndefined();
+      const cwd = await mkdtemp(join(tmpdir(), "insomnia-relhome-"));
+      await mkdir(join(cwd, ".config", "insomnia"), { recursive: true });
+      await writeFile(join(cwd, ".config", "insomnia", "pod.yaml"), "scope:\n  allow:\n    - target: /\n      permission: write\n");
+      const previous = process.cwd();
+      process.chdir(cwd);
+      try {
+        const { manifest, files } = await loadManifest({ cwd, env: { HOME: "." } });
+        expect(files).toEqual([]);
+        expect(manifest.scope.allow).toEqual([{ target: resolve(cwd), permission: "write", recursive: true }]);
+      } finally {
+        process.chdir(previous);
+        await rm(cwd, { recursive: true, force: true });
+      }
+    } finally {
+      if (realHome === undefined) delete process.env.HOME;
+      else process.env.HOME = realHome;
     }
   });
 

@@ -35,8 +35,9 @@ export async function loadManifest(options: LoadManifestOptions): Promise<Loaded
   const layers: PartialManifest[] = [];
   const files: string[] = [];
 
-  if (options.userLayer !== false) {
-    const path = userManifestPath(options.env ?? process.env);
+  const userPath = options.userLayer === false ? undefined : userManifestPath(options.env ?? process.env);
+  if (userPath !== undefined) {
+    const path = userPath;
     const text = await readManifestFile(path, { optional: true });
     if (text !== undefined) {
       layers.push(parseManifestLayer(text, path));

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The bin built by vitest.global-setup.ts. */
-export const BIN = fileURLToPath(new URL("../node_modules/.cache/pod-cli-test/dist/bin.js", import.meta.url));
+export const BIN = fileURLToPath(new URL("../../node_modules/.cache/pod-cli-test/dist/bin.js", import.meta.url));
 
 /** Exit status and output of one `pod` process. */
 export interface PodRun {

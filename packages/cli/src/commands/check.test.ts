@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { makeSandbox, runPod } from "../test-helpers.ts";
-import type { Sandbox } from "../test-helpers.ts";
+import { makeSandbox, runPod } from "../__fixtures__/sandbox.ts";
+import type { Sandbox } from "../__fixtures__/sandbox.ts";
 
 let box: Sandbox;
 beforeEach(async () => {

@@ -1,10 +1,10 @@
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
   loadManifest,
   ManifestError,
   PROJECT_MANIFEST_PATH,
   projectManifestPath,
+  readManifestFile,
   userManifestPath,
   validateManifestLayer,
   validateOverlay,
@@ -70,8 +70,11 @@ async function checkManifest(options: CheckOptions, cwd: string, io: CliIo, prob
   }
 }
 
-async function readIfPresent(path: string): Promise<string | undefined> {
-  return readFile(path, "utf8").catch(() => undefined);
+/** The layer's text, or undefined when it is absent or unreadable (loadManifest already reported why). */
+async function readIfPresent(path: string | undefined): Promise<string | undefined> {
+  if (path === undefined) return undefined;
+  // readManifestFile refuses FIFOs and devices without blocking, where a plain readFile would hang.
+  return readManifestFile(path, { optional: true }).catch(() => undefined);
 }
 
 /** Every issue of every layer, in layer order; names files as loadManifest does. */
@@ -83,7 +86,7 @@ async function collectLayerIssues(
 ): Promise<Problem[]> {
   const layers: { text: string | undefined; display: string }[] = [];
   const userPath = userManifestPath(env);
-  layers.push({ text: await readIfPresent(userPath), display: userPath });
+  layers.push({ text: await readIfPresent(userPath), display: userPath ?? "" });
   const projectPath = manifestFile === undefined ? projectManifestPath(cwd) : resolve(cwd, manifestFile);
   layers.push({ text: await readIfPresent(projectPath), display: manifestFile ?? PROJECT_MANIFEST_PATH });
 

@@ -2,8 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { validateManifestLayer } from "@insomnia/manifest";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { makeSandbox, runPod } from "../test-helpers.ts";
-import type { Sandbox } from "../test-helpers.ts";
+import { makeSandbox, runPod } from "../__fixtures__/sandbox.ts";
+import type { Sandbox } from "../__fixtures__/sandbox.ts";
 
 let box: Sandbox;
 beforeEach(async () => {

@@ -7,8 +7,8 @@ import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { makeSandbox, runPod } from "../test-helpers.ts";
-import type { Sandbox } from "../test-helpers.ts";
+import { makeSandbox, runPod } from "../__fixtures__/sandbox.ts";
+import type { Sandbox } from "../__fixtures__/sandbox.ts";
 
 let box: Sandbox;
 beforeEach(async () => {
@@ -85,6 +85,9 @@ describe("pod prompt", () => {
     await goldenWorkspace();
     const run = await pod("prompt", "--now", "2026-01-02T05:04:05+02:00", "--tool", "write_file", "--tool", "read_file");
     expect(run.stdout).toBe(goldenPrompt(box.ws));
+    // A tool server holds each name once, so a repeated --tool is one tool.
+    const repeated = await pod("prompt", "--now", NOW, "--tool", "write_file", "--tool", "read_file", "--tool", "read_file");
+    expect(repeated.stdout).toBe(goldenPrompt(box.ws));
   });
 
   test("prompt_equals_what_a_pod_hands_its_worker", async () => {
@@ -276,8 +279,10 @@ describe("pod prompt --explain and --json", () => {
     expect(json.agentsMd).toBeNull();
     expect(json.warnings.map((w) => w.code)).toEqual(["AGENTS_MD_OUTSIDE_SCOPE"]);
     expect(json.prompt).not.toContain("TOPSECRET-7f3a");
+    expect(run.stderr).toMatch(/^pod: .*AGENTS\.md: warning: AGENTS_MD_OUTSIDE_SCOPE: /);
     const explained = await pod("prompt", "--now", NOW, "--explain");
     expect(explained.stdout).toMatch(/^Warnings\n  AGENTS_MD_OUTSIDE_SCOPE: /m);
+    expect(explained.stderr).toMatch(/^pod: .*AGENTS\.md: warning: AGENTS_MD_OUTSIDE_SCOPE: /);
   });
 
   test("tokenizer_counts_special_token_text_as_plain_text", async () => {

@@ -13,13 +13,14 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const now = options.now ?? new Date();
   const result = await materializeSystemPrompt({ manifest, tools: options.tools, now, env: { ...io.env } });
 
+  // Warnings always go to stderr; --explain and --json also list them in their output.
+  const style = styleFor(io.stderr, io.env);
+  for (const warning of result.warnings) {
+    const problem = { code: warning.code, message: warning.message, severity: "warning" as const, file: warning.file };
+    io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
+  }
   if (!options.explain && !options.json) {
     io.stdout.write(result.prompt);
-    const style = styleFor(io.stderr, io.env);
-    for (const warning of result.warnings) {
-      const problem = { code: warning.code, message: warning.message, severity: "warning" as const, file: warning.file };
-      io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
-    }
     return 0;
   }
 

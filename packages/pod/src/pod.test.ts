@@ -228,6 +228,30 @@ describe("first run", () => {
     expect(new Set(client.requests.map((r) => r.systemPrompt)).size).toBe(1);
   });
 
+  test("messages_are_logged_as_they_happen_so_a_failed_turn_keeps_them", async () => {
+    const dir = await podDir();
+    const outage = new Error("provider outage");
+    const client = new ScriptedLlmClient((_request, index): LlmResponse => {
+      if (index === 0) return { content: "reading", toolCalls: [{ id: "c1", name: "read_file", input: { path: "x" } }] };
+      throw outage;
+    });
+    const worker = new Worker({ client });
+    worker.tools.register(echoTool("read_file"));
+    const store = new FileSegmentStore(join(dir.root, "log"));
+    const pod = await Pod.fromManifest(dir.manifest, { worker, store, clock: countingClock(NOW), env: dir.env });
+    const error = await rejection(pod.run("go"));
+    expect((error as { cause?: unknown }).cause ?? error).toBe(outage);
+    // Read while the pod still holds its segment: the log already has the whole turn so far.
+    const { records } = await store.readSegment(pod.segmentId!);
+    const logged = records.slice(1).map((r) => (r.type === "message" ? r.message : undefined));
+    expect(logged).toEqual(worker.getHistory());
+    expect(logged.map((m) => (m as { role: string }).role)).toEqual(["user", "assistant", "tool"]);
+    await pod.close();
+    // After close the worker no longer writes to the pod's log.
+    expect(await rejection(worker.run("outside"))).toBeInstanceOf(Error);
+    expect((await store.readSegment(pod.segmentId!)).records).toHaveLength(records.length);
+  });
+
   test("tool_calls_and_results_are_logged_in_order", async () => {
     const dir = await podDir();
     const client = new ScriptedLlmClient([

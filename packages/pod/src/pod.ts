@@ -63,12 +63,16 @@ export class Pod {
   #materializing: Promise<void> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  readonly #stopLogging: () => void;
 
   private constructor(worker: Worker, store: SegmentStore, clock: Clock, notifier: Notifier) {
     this.#worker = worker;
     this.#store = store;
     this.#clock = clock;
     this.#notifier = notifier;
+    // Each message is appended (and fsynced) before it enters the worker's history, so a
+    // crash mid-turn keeps everything the model and the tools already said.
+    this.#stopLogging = worker.addMessageListener((message) => this.#log(message));
   }
 
   /**
@@ -112,11 +116,12 @@ export class Pod {
           cause,
         });
       }
+      const warnings = await checkSources(start.sources, deps.loader);
       worker.setSystemPrompt(start.systemPrompt);
       const pod = new Pod(worker, store, deps.clock ?? systemClock, notifier);
       pod.#writer = writer;
       pod.#sources = start.sources;
-      for (const warning of await checkSources(start.sources, deps.loader)) notifier.warn(warning);
+      for (const warning of warnings) notifier.warn(warning);
       return pod;
     } catch (error) {
       await writer.close();
@@ -155,7 +160,7 @@ export class Pod {
   run(input: string): Promise<TurnResult> {
     return this.#enqueue(async () => {
       await this.materialize();
-      return this.#logTurn(() => this.#worker.run(input));
+      return this.#worker.run(input);
     });
   }
 
@@ -163,7 +168,7 @@ export class Pod {
   resume(): Promise<TurnResult> {
     return this.#enqueue(async () => {
       await this.materialize();
-      return this.#logTurn(() => this.#worker.resume());
+      return this.#worker.resume();
     });
   }
 
@@ -201,6 +206,7 @@ export class Pod {
     const done = this.#queue.then(async () => {
       if (this.#closed) return;
       this.#closed = true;
+      this.#stopLogging();
       await this.#writer?.close();
     });
     this.#queue = done.catch(() => undefined);
@@ -244,16 +250,12 @@ export class Pod {
     this.#pendingStart = undefined;
   }
 
-  /** Runs a worker turn and appends every message it added to the current segment, also when it fails. */
-  async #logTurn(turn: () => Promise<TurnResult>): Promise<TurnResult> {
-    const writer = this.#writer!;
-    const before = this.#worker.getHistory().length;
-    try {
-      return await turn();
-    } finally {
-      for (const message of this.#worker.getHistory().slice(before)) {
-        await writer.append({ type: "message", message });
-      }
+  /** Appends one worker message to the current segment (the worker awaits it). */
+  async #log(message: Message): Promise<void> {
+    const writer = this.#writer;
+    if (writer === undefined || this.#closed) {
+      throw new PodError("NOT_MATERIALIZED", "the worker ran outside a pod turn; drive it through pod.run() or pod.resume()");
     }
+    await writer.append({ type: "message", message });
   }
 }

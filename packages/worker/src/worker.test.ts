@@ -572,6 +572,41 @@ describe("onMessage", () => {
   });
 });
 
+describe("addMessageListener", () => {
+  test("listeners_run_after_on_message_in_order_and_can_be_removed", async () => {
+    const log: string[] = [];
+    const client = new ScriptedLlmClient([{ content: "one" }, { content: "two" }]);
+    const w = new Worker({ client, onMessage: (m) => void log.push(`option ${m.role}`) });
+    const removeA = w.addMessageListener(async (m) => {
+      await new Promise<void>((r) => setImmediate(r));
+      log.push(`a ${m.role}`);
+    });
+    w.addMessageListener((m) => void log.push(`b ${m.role}`));
+    w.setSystemPrompt(PROMPT);
+    await w.run("hi");
+    expect(log).toEqual(["option user", "a user", "b user", "option assistant", "a assistant", "b assistant"]);
+    log.length = 0;
+    removeA();
+    removeA();
+    await w.run("again");
+    expect(log).toEqual(["option user", "b user", "option assistant", "b assistant"]);
+    expect(() => w.addMessageListener(42 as unknown as () => void)).toThrow("addMessageListener needs a function");
+  });
+
+  test("a_listener_that_throws_keeps_the_message_out_of_the_history", async () => {
+    const client = new ScriptedLlmClient([{ content: "never" }]);
+    const w = new Worker({ client });
+    const failure = new Error("log unavailable");
+    w.addMessageListener(() => {
+      throw failure;
+    });
+    w.setSystemPrompt(PROMPT);
+    await expect(w.run("hi")).rejects.toBe(failure);
+    expect(w.getHistory()).toEqual([]);
+    expect(client.requests).toEqual([]);
+  });
+});
+
 describe("options", () => {
   test("invalid_options_are_invalid_argument", () => {
     const client = new ScriptedLlmClient([]);

@@ -41,7 +41,7 @@ export class Worker {
   readonly tools = new ToolServer();
   readonly #client: LlmClient;
   readonly #maxIterations: number;
-  readonly #onMessage: ((message: Message) => void | Promise<void>) | undefined;
+  readonly #listeners: ((message: Message) => void | Promise<void>)[] = [];
   #systemPrompt: string | undefined;
   #history: Message[] = [];
   #queue: Promise<void> = Promise.resolve();
@@ -60,7 +60,23 @@ export class Worker {
     }
     this.#client = options.client;
     this.#maxIterations = max;
-    this.#onMessage = options.onMessage;
+    if (options.onMessage !== undefined) this.#listeners.push(options.onMessage);
+  }
+
+  /**
+   * Adds a listener with the same contract as `onMessage` (awaited, in order, before the
+   * message enters the history; a throw keeps the message out and fails the run). Listeners
+   * run in the order they were added, `onMessage` first. Returns a function that removes it.
+   */
+  addMessageListener(listener: (message: Message) => void | Promise<void>): () => void {
+    if (typeof listener !== "function") {
+      throw new WorkerError("INVALID_ARGUMENT", "addMessageListener needs a function");
+    }
+    this.#listeners.push(listener);
+    return () => {
+      const index = this.#listeners.indexOf(listener);
+      if (index !== -1) this.#listeners.splice(index, 1);
+    };
   }
 
   /** Sets the system prompt sent, byte for byte, on every later client call. */
@@ -208,7 +224,7 @@ export class Worker {
 
   async #append(message: Message, appended: Message[]): Promise<void> {
     const frozen = Object.isFrozen(message) ? message : Object.freeze(message);
-    if (this.#onMessage !== undefined) await this.#onMessage(frozen);
+    for (const listener of [...this.#listeners]) await listener(frozen);
     this.#history.push(frozen);
     appended.push(frozen);
   }

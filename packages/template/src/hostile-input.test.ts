@@ -622,6 +622,6 @@ describe("denial-of-service shapes", () => {
       expect(printed).toEqual([]);
       expect(rejections).toEqual([]);
       expect([outcome, ok]).toEqual([outcome, true]);
-    }, 120_000);
+    }, 300_000);
   }
 });

@@ -4,7 +4,7 @@ import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { SystemPromptError } from "@insomnia/template";
 import { describe, expect, test } from "vitest";
 import { CliError } from "./cli-error.ts";
-import { classifyError } from "./errors.ts";
+import { classifyError, isRootInstructionError, problemAtInstructionOrigin } from "./errors.ts";
 
 describe("classifyError", () => {
   test("manifest_error_is_the_users_with_its_position_and_no_repeated_location", () => {
@@ -64,5 +64,61 @@ describe("classifyError", () => {
     expect(classifyError(Object.assign(new Error("boom"), { code: "ENOENT" })).kind).toBe("internal");
     expect(classifyError("a string").kind).toBe("internal");
     expect(classifyError(undefined).kind).toBe("internal");
+  });
+
+  test("include_failed_carries_the_loader_code_as_cause", () => {
+    const loader = new PromptLoaderError("NOT_FOUND", "$workspace/x: no file at /w/x.md", { ref: "$workspace/x", file: "/w/x.md" });
+    const include = new SystemPromptError("INCLUDE_FAILED", "cannot load include: $workspace/x: no file at /w/x.md", {
+      ref: "$workspace/main",
+      file: "/w/main.md",
+      line: 1,
+      column: 4,
+      cause: loader,
+    });
+    expect(classifyError(include)).toEqual({
+      kind: "user",
+      problem: { file: "/w/main.md", line: 1, column: 4, code: "INCLUDE_FAILED", cause: "NOT_FOUND", message: "cannot load include: $workspace/x: no file at /w/x.md", severity: "error" },
+    });
+    const syntax = new SystemPromptError("SYNTAX", "bad", { ref: "$workspace/main", line: 1, cause: loader });
+    const other = classifyError(syntax);
+    expect(other.kind === "user" ? other.problem : undefined).toEqual({ code: "SYNTAX", file: "$workspace/main", line: 1, message: "bad", severity: "error" });
+  });
+});
+
+describe("problemAtInstructionOrigin", () => {
+  const origin = { file: ".insomnia/pod.yaml", line: 2, column: 16 };
+  const rootFailure = () => {
+    const loader = new PromptLoaderError("UNKNOWN_PREFIX", 'unknown prefix "$foo"', { ref: "$foo/x", index: 0 });
+    const inner = new SystemPromptError("INCLUDE_FAILED", 'cannot load instruction "$foo/x": unknown prefix "$foo"', { ref: "$foo/x", cause: loader });
+    return new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", inner.message, { cause: inner, ref: "$foo/x" });
+  };
+
+  test("root_instruction_failure_moves_to_the_origin", () => {
+    const error = rootFailure();
+    expect(isRootInstructionError(error)).toBe(true);
+    const classified = classifyError(error);
+    if (classified.kind !== "user") throw new Error("expected a user error");
+    expect(classified.problem.file).toBe("$foo/x");
+    expect(problemAtInstructionOrigin(error, classified.problem, origin)).toEqual({
+      file: ".insomnia/pod.yaml",
+      line: 2,
+      column: 16,
+      code: "INCLUDE_FAILED",
+      cause: "UNKNOWN_PREFIX",
+      message: 'cannot load instruction "$foo/x": unknown prefix "$foo"',
+      severity: "error",
+    });
+    expect(problemAtInstructionOrigin(error, classified.problem, undefined)).toBe(classified.problem);
+  });
+
+  test("include_failures_and_other_errors_stay_where_they_are", () => {
+    const include = new SystemPromptError("INCLUDE_FAILED", "cannot load include", { ref: "$workspace/main", file: "/w/main.md", line: 3, column: 1 });
+    const wrapped = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", include.message, { cause: include, ref: "$workspace/main", line: 3, column: 1 });
+    const syntax = new SystemPromptError("SYNTAX", "unclosed", { ref: "$workspace/main", file: "/w/main.md" });
+    for (const error of [include, wrapped, syntax, new PodError("INVALID_SCOPE", "bad rule")]) {
+      expect(isRootInstructionError(error)).toBe(false);
+      const problem = { file: "/w/main.md", code: "X", message: "m", severity: "error" as const };
+      expect(problemAtInstructionOrigin(error, problem, origin)).toBe(problem);
+    }
   });
 });

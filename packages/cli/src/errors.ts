@@ -1,4 +1,5 @@
 import { ManifestError } from "@insomnia/manifest";
+import type { ManifestOrigin } from "@insomnia/manifest";
 import { PodError } from "@insomnia/pod";
 import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { SystemPromptError } from "@insomnia/template";
@@ -72,14 +73,42 @@ export function problemFromUserError(error: Located, severity: Problem["severity
     where === undefined ? [] : position === "" ? [where] : [`${where}:${position}`, where],
   );
   const message = ManifestError.is(inner) ? inner.detail : stripLocation(inner.message, candidates);
+  const cause = loaderCause(inner);
   return {
     ...(file === undefined ? {} : { file }),
     ...(line === undefined ? {} : { line }),
     ...(column === undefined ? {} : { column }),
     code: inner.code,
+    ...(cause === undefined ? {} : { cause }),
     message,
     severity,
   };
+}
+
+/** The loader's code behind an INCLUDE_FAILED (NOT_FOUND, UNKNOWN_PREFIX, ...): the template's code alone does not say which. */
+function loaderCause(error: Located): string | undefined {
+  if (!SystemPromptError.is(error) || error.code !== "INCLUDE_FAILED") return undefined;
+  const cause: unknown = error.cause;
+  return PromptLoaderError.is(cause) ? cause.code : undefined;
+}
+
+/**
+ * True when the root instruction itself could not be loaded (an invalid reference or a
+ * missing file), as opposed to a problem inside it or in one of its includes.
+ */
+export function isRootInstructionError(error: unknown): boolean {
+  const inner: unknown = PodError.is(error) && error.code === "INVALID_SYSTEM_PROMPT_TEMPLATE" ? error.cause : error;
+  return SystemPromptError.is(inner) && inner.code === "INCLUDE_FAILED" && inner.line === undefined;
+}
+
+/**
+ * The problem for `error`, moved to the manifest value that set `worker.instruction` when
+ * the instruction itself could not be loaded: the reference names no file the user can
+ * open, the manifest line does.
+ */
+export function problemAtInstructionOrigin(error: unknown, problem: Problem, origin: ManifestOrigin | undefined): Problem {
+  if (origin === undefined || !isRootInstructionError(error)) return problem;
+  return { ...problem, file: origin.file, line: origin.line, column: origin.column };
 }
 
 /** Classifies a thrown value: our packages' errors and file-system errors are the user's; anything else is a bug. */

@@ -47,7 +47,7 @@ problem found as "file:line:col: CODE: message" on stderr, and exits 1.
 
 Flags:
 ${MANIFEST_FLAGS}
-  --json             print { ok, problems: [{ file, line, column, code, message, severity }] } on stdout
+  --json             print { ok, problems: [{ file, line, column, code, cause, message, severity }] } on stdout
   -h, --help         show this help
 `,
   init: `Usage: pod init [flags]

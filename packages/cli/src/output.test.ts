@@ -29,6 +29,11 @@ describe("colour", () => {
     expect(formatProblemLine({ ...problem, severity: "warning" }, styleFor(pipe, {}))).toBe("a.yaml:3:7: warning: UNKNOWN_KEY: nope");
   });
 
+  test("problem_line_shows_the_cause_code_before_the_message", () => {
+    const problem = { file: "a.md", line: 1, column: 4, code: "INCLUDE_FAILED", cause: "NOT_FOUND", message: "cannot load include" };
+    expect(formatProblemLine(problem, styleFor(pipe, {}))).toBe("a.md:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include");
+  });
+
   test("location_leaves_out_unknown_parts", () => {
     expect(formatLocation({ file: "f", line: 2 })).toBe("f:2");
     expect(formatLocation({ file: "f", column: 2 })).toBe("f");

@@ -52,10 +52,20 @@ export function formatLocation(location: Location): string | undefined {
   return out;
 }
 
-/** `location: CODE: message` with the code in red; the location part is left out when unknown. */
-export function formatProblemLine(problem: Location & { code: string; message: string; severity?: "error" | "warning" }, style: Style): string {
+/** What {@link formatProblemLine} prints. */
+export interface ProblemLine extends Location {
+  code: string;
+  /** The underlying error's code, shown as `[CODE] ` before the message. */
+  cause?: string | undefined;
+  message: string;
+  severity?: "error" | "warning";
+}
+
+/** `location: CODE: [CAUSE] message` with the code in red; the location and cause parts are left out when unknown. */
+export function formatProblemLine(problem: ProblemLine, style: Style): string {
   const where = formatLocation(problem);
   const code = problem.severity === "warning" ? style.yellow(problem.code) : style.red(problem.code);
   const label = problem.severity === "warning" ? `${style.yellow("warning")}: ` : "";
-  return `${where === undefined ? "" : `${where}: `}${label}${code}: ${problem.message}`;
+  const cause = problem.cause === undefined ? "" : `[${problem.cause}] `;
+  return `${where === undefined ? "" : `${where}: `}${label}${code}: ${cause}${problem.message}`;
 }

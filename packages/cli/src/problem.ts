@@ -8,6 +8,8 @@ export interface Problem {
   column?: number;
   /** The error or warning code, e.g. `UNKNOWN_KEY`. */
   code: string;
+  /** The code of the underlying loader error, e.g. `NOT_FOUND` for an `INCLUDE_FAILED`. */
+  cause?: string;
   /** What is wrong and what to do, without the location prefix. */
   message: string;
   severity: "error" | "warning";

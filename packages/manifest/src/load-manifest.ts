@@ -2,8 +2,11 @@ import { resolve } from "node:path";
 import { PROJECT_MANIFEST_PATH } from "./defaults.ts";
 import { projectManifestPath, userManifestPath } from "./manifest-paths.ts";
 import { merge } from "./merge.ts";
-import { parseManifestLayer } from "./parse-manifest-layer.ts";
-import { parseOverlay } from "./parse-overlay.ts";
+import { addLayerOrigins } from "./manifest-origins.ts";
+import type { ManifestOrigin, ManifestOrigins } from "./manifest-origins.ts";
+import { parsePositionedLayer } from "./parse-manifest-layer.ts";
+import type { PositionedLayer } from "./parse-manifest-layer.ts";
+import { parsePositionedOverlay } from "./parse-overlay.ts";
 import { readManifestFile } from "./read-manifest-file.ts";
 import { resolveManifest } from "./resolve-manifest.ts";
 import type { PartialManifest, PodManifest } from "./types.ts";
@@ -27,6 +30,12 @@ export interface LoadedManifest {
   manifest: PodManifest;
   /** Absolute paths of the layer files read, lowest first. */
   files: string[];
+  /**
+   * Where each value set by a layer came from, by dotted key (`worker.instruction`,
+   * `scope.allow[0].target`): the position of the value in the layer that won, with `file`
+   * named as errors name it. Keys left to their defaults have no entry.
+   */
+  origins: ManifestOrigins;
 }
 
 /** Reads, validates and merges every layer (user, project, overlays) into a resolved manifest; throws ManifestError. */
@@ -34,13 +43,19 @@ export async function loadManifest(options: LoadManifestOptions): Promise<Loaded
   const cwd = resolve(options.cwd);
   const layers: PartialManifest[] = [];
   const files: string[] = [];
+  const origins: Record<string, ManifestOrigin> = {};
+  const rules = { allow: 0, deny: 0 };
+  const add = (layer: PositionedLayer, display: string) => {
+    layers.push(layer.value);
+    addLayerOrigins(origins, layer, display, rules);
+  };
 
   const userPath = options.userLayer === false ? undefined : userManifestPath(options.env ?? process.env);
   if (userPath !== undefined) {
     const path = userPath;
     const text = await readManifestFile(path, { optional: true });
     if (text !== undefined) {
-      layers.push(parseManifestLayer(text, path));
+      add(parsePositionedLayer(text, path), path);
       files.push(path);
     }
   }
@@ -50,14 +65,15 @@ export async function loadManifest(options: LoadManifestOptions): Promise<Loaded
   const display = explicit ? options.manifestFile! : PROJECT_MANIFEST_PATH;
   const projectText = await readManifestFile(projectPath, { display, optional: !explicit });
   if (projectText !== undefined) {
-    layers.push(parseManifestLayer(projectText, display));
+    add(parsePositionedLayer(projectText, display), display);
     files.push(projectPath);
   }
 
   const overlays = options.overlays ?? [];
   overlays.forEach((expression, index) => {
-    layers.push(parseOverlay(expression, overlays.length === 1 ? "--overlay" : `<overlay ${index + 1}>`));
+    const display = overlays.length === 1 ? "--overlay" : `<overlay ${index + 1}>`;
+    add(parsePositionedOverlay(expression, display), display);
   });
 
-  return { manifest: resolveManifest(merge(...layers), { cwd }), files };
+  return { manifest: resolveManifest(merge(...layers), { cwd }), files, origins: Object.freeze(origins) };
 }

@@ -2,9 +2,16 @@ import { checkLayerValue } from "./check-layer.ts";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { sortIssues, toManifestError } from "./issue.ts";
 import type { Issue } from "./issue.ts";
-import type { ManifestError } from "./manifest-error.ts";
 import { parseSafeYaml } from "./safe-yaml.ts";
+import type { PositionMap } from "./safe-yaml.ts";
 import type { ManifestLayerResult, PartialManifest } from "./types.ts";
+
+/** A valid layer with the offsets of its nodes in `text` (internal: loadManifest turns them into origins). */
+export interface PositionedLayer {
+  value: PartialManifest;
+  positions: PositionMap;
+  text: string;
+}
 
 /** Validates one YAML layer and reports every problem found; `file` is used in error positions. */
 export function validateManifestLayer(text: string, file: string): ManifestLayerResult {
@@ -15,12 +22,17 @@ export function validateManifestLayer(text: string, file: string): ManifestLayer
 
 /** Parses one YAML layer; throws the first ManifestError; `file` is used in error positions. */
 export function parseManifestLayer(text: string, file: string): PartialManifest {
-  const result = validateManifestLayer(text, file);
-  if (!result.ok) throw result.issues[0] as ManifestError;
-  return result.value;
+  return parsePositionedLayer(text, file).value;
 }
 
-function layerIssues(text: string): Issue[] | { value: PartialManifest } {
+/** parseManifestLayer that also returns the node positions of the layer. */
+export function parsePositionedLayer(text: string, file: string): PositionedLayer {
+  const issues = layerIssues(text);
+  if (Array.isArray(issues)) throw toManifestError(issues[0]!, file, text);
+  return { ...issues, text };
+}
+
+function layerIssues(text: string): Issue[] | { value: PartialManifest; positions: PositionMap } {
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_MANIFEST_BYTES) {
     return [{ code: "TOO_LARGE", detail: `manifest is ${bytes} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit` }];
@@ -39,5 +51,5 @@ function layerIssues(text: string): Issue[] | { value: PartialManifest } {
   const checked = checkLayerValue(parsed.value ?? {}, parsed.positions);
   issues.push(...checked.issues);
   if (issues.length > 0 || checked.value === undefined) return sortIssues(issues);
-  return { value: checked.value };
+  return { value: checked.value, positions: parsed.positions };
 }

@@ -2,7 +2,7 @@ import { checkLayerValue, unknownKeyIssue } from "./check-layer.ts";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { formatKey, pathKey, sortIssues, toManifestError } from "./issue.ts";
 import type { Issue } from "./issue.ts";
-import type { ManifestError } from "./manifest-error.ts";
+import type { PositionedLayer } from "./parse-manifest-layer.ts";
 import { FORBIDDEN_KEYS, parseSafeYaml } from "./safe-yaml.ts";
 import type { PositionMap } from "./safe-yaml.ts";
 import { knownKeysAt } from "./schema.ts";
@@ -24,12 +24,17 @@ export function validateOverlay(expression: string, file = "--overlay"): Manifes
 
 /** Parses one overlay expression into a partial layer; throws the first ManifestError. */
 export function parseOverlay(expression: string, file = "--overlay"): PartialManifest {
-  const result = validateOverlay(expression, file);
-  if (!result.ok) throw result.issues[0] as ManifestError;
-  return result.value;
+  return parsePositionedOverlay(expression, file).value;
 }
 
-function overlayIssues(expression: string): Issue[] | { value: PartialManifest } {
+/** parseOverlay that also returns the node positions, as offsets into `expression`. */
+export function parsePositionedOverlay(expression: string, file = "--overlay"): PositionedLayer {
+  const result = overlayIssues(expression);
+  if (Array.isArray(result)) throw toManifestError(sortIssues(result)[0]!, file, expression);
+  return { ...result, text: expression };
+}
+
+function overlayIssues(expression: string): Issue[] | { value: PartialManifest; positions: PositionMap } {
   if (Buffer.byteLength(expression, "utf8") > MAX_MANIFEST_BYTES) {
     return [{ code: "TOO_LARGE", detail: `overlay is over the ${MAX_MANIFEST_BYTES}-byte limit` }];
   }
@@ -99,7 +104,7 @@ function overlayIssues(expression: string): Issue[] | { value: PartialManifest }
   }
   const checked = checkLayerValue(value, positions);
   if (checked.value === undefined) return checked.issues.map(asOverlayIssue);
-  return { value: checked.value };
+  return { value: checked.value, positions };
 }
 
 function invalid(detail: string, offset: number): Issue {

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { makeSandbox, runPod } from "../__fixtures__/sandbox.ts";
@@ -17,7 +17,15 @@ const STACK_LINE = /^\s+at /m;
 
 interface CheckJson {
   ok: boolean;
-  problems: { file: string | null; line: number | null; column: number | null; code: string; message: string; severity: string }[];
+  problems: {
+    file: string | null;
+    line: number | null;
+    column: number | null;
+    code: string;
+    cause: string | null;
+    message: string;
+    severity: string;
+  }[];
 }
 
 describe("pod check", () => {
@@ -63,7 +71,8 @@ describe("pod check", () => {
       [".insomnia/pod.yaml", "UNKNOWN_KEY"],
       ["--overlay", "INVALID_OVERLAY"],
     ]);
-    expect(Object.keys(json.problems[0]!)).toEqual(["file", "line", "column", "code", "message", "severity"]);
+    expect(Object.keys(json.problems[0]!)).toEqual(["file", "line", "column", "code", "cause", "message", "severity"]);
+    expect(json.problems.map((p) => p.cause)).toEqual([null, null, null]);
     expect(json.problems[1]).toMatchObject({ line: 2, column: 3, severity: "error" });
   });
 
@@ -99,5 +108,78 @@ describe("pod check", () => {
     const run = await runPod(["check", "--cwd", box.ws, "--manifest", join(box.ws, "custom.yaml")], { cwd: box.home, env: box.env });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(new RegExp(`^${join(box.ws, "custom.yaml")}:2:14: INVALID_VALUE: `));
+  });
+
+  describe("an instruction that cannot be loaded is reported at the manifest value that set it", () => {
+    test("unknown_prefix_in_the_project_layer_points_at_pod_yaml", async () => {
+      await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$foo/x"\n');
+      const run = await pod("check");
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toBe(
+        '.insomnia/pod.yaml:2:16: INCLUDE_FAILED: [UNKNOWN_PREFIX] cannot load instruction "$foo/x": unknown prefix "$foo" in prompt reference "$foo/x"; ' +
+          "use $insomnia/ (builtin), $user/ (your config dir) or $workspace/ (<cwd>/.insomnia/prompts)\n",
+      );
+      const json = await pod("check", "--json");
+      expect(json.code).toBe(1);
+      expect((JSON.parse(json.stdout) as CheckJson).problems).toEqual([
+        {
+          file: ".insomnia/pod.yaml",
+          line: 2,
+          column: 16,
+          code: "INCLUDE_FAILED",
+          cause: "UNKNOWN_PREFIX",
+          message: expect.stringMatching(/^cannot load instruction "\$foo\/x": unknown prefix "\$foo"/),
+          severity: "error",
+        },
+      ]);
+    });
+
+    test("missing_workspace_file_points_at_pod_yaml_and_names_the_path", async () => {
+      await box.write(".insomnia/pod.yaml", '# project\nworker:\n  max_turns: 3\n  instruction: "$workspace/missing"\n');
+      const run = await pod("check");
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^\.insomnia\/pod\.yaml:4:16: INCLUDE_FAILED: \[NOT_FOUND\] cannot load instruction: \$workspace\/missing: no file at /);
+      expect(run.stderr).toContain(join(box.ws, ".insomnia/prompts/missing.md"));
+      expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
+      const json = JSON.parse((await pod("check", "--json")).stdout) as CheckJson;
+      expect(json.problems).toMatchObject([{ file: ".insomnia/pod.yaml", line: 4, column: 16, code: "INCLUDE_FAILED", cause: "NOT_FOUND" }]);
+    });
+
+    test("user_layer_instruction_points_at_the_absolute_user_file", async () => {
+      const user = await box.write("insomnia/pod.yaml", "worker:\n  instruction: $workspace/gone\n", box.xdg);
+      const run = await pod("check");
+      expect(run.code).toBe(1);
+      expect(run.stderr.startsWith(`${user}:2:16: INCLUDE_FAILED: [NOT_FOUND] `)).toBe(true);
+    });
+
+    test("overlay_instruction_points_at_the_overlay_which_wins_over_the_files", async () => {
+      await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$foo/x"\n');
+      const run = await pod("check", "--overlay", 'worker.instruction = "$user/x.md"');
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^--overlay:1:22: INCLUDE_FAILED: \[INVALID_REF\] cannot load instruction "\$user\/x\.md": /);
+      const json = JSON.parse((await pod("check", "--json", "--overlay", 'worker.instruction = "$user/x.md"')).stdout) as CheckJson;
+      expect(json.ok).toBe(false);
+      expect(json.problems).toMatchObject([{ file: "--overlay", line: 1, column: 22, code: "INCLUDE_FAILED", cause: "INVALID_REF" }]);
+    });
+
+    test("with_an_invalid_scope_too_both_problems_show_and_the_instruction_is_located", async () => {
+      await symlink("loop", join(box.ws, "loop"));
+      await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/missing"\nscope:\n  allow:\n    - {target: loop/x, permission: read}\n');
+      const json = JSON.parse((await pod("check", "--json")).stdout) as CheckJson;
+      expect(json.problems.map((p) => [p.code, p.file, p.line, p.column, p.cause])).toEqual([
+        ["INVALID_RULE", null, null, null, null],
+        ["INCLUDE_FAILED", ".insomnia/pod.yaml", 2, 16, "NOT_FOUND"],
+      ]);
+    });
+
+    test("a_missing_include_keeps_its_own_position_and_shows_the_loader_code", async () => {
+      await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
+      const main = await box.write(".insomnia/prompts/main.md", 'hi {{> "gone"}}\n');
+      const run = await pod("check");
+      expect(run.stderr.startsWith(`${main}:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include: $workspace/gone: no file at `)).toBe(true);
+      const json = JSON.parse((await pod("check", "--json")).stdout) as CheckJson;
+      expect(json.problems).toMatchObject([{ file: main, line: 1, column: 4, code: "INCLUDE_FAILED", cause: "NOT_FOUND" }]);
+    });
   });
 });

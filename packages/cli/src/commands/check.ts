@@ -9,12 +9,12 @@ import {
   validateManifestLayer,
   validateOverlay,
 } from "@insomnia/manifest";
-import type { PodManifest } from "@insomnia/manifest";
+import type { ManifestOrigins, PodManifest } from "@insomnia/manifest";
 import { PodError, prepareSystemPrompt, readAgentsMd } from "@insomnia/pod";
 import { PromptLoader } from "@insomnia/prompt-loader";
 import { SystemPromptTemplate } from "@insomnia/template";
 import type { CheckOptions } from "../args.ts";
-import { classifyError, problemFromUserError } from "../errors.ts";
+import { classifyError, problemAtInstructionOrigin, problemFromUserError } from "../errors.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
@@ -27,9 +27,10 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   const problems: Problem[] = [];
   let summary: string | undefined;
 
-  const manifest = await checkManifest(options, cwd, io, problems);
-  if (manifest !== undefined) {
-    const sources = await checkInstruction(manifest, io, problems);
+  const loaded = await checkManifest(options, cwd, io, problems);
+  if (loaded !== undefined) {
+    const { manifest, origins } = loaded;
+    const sources = await checkInstruction(manifest, origins, io, problems);
     if (sources !== undefined) summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
   }
 
@@ -42,6 +43,7 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
         line: p.line ?? null,
         column: p.column ?? null,
         code: p.code,
+        cause: p.cause ?? null,
         message: p.message,
         severity: p.severity,
       })),
@@ -56,10 +58,15 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
 }
 
 /** Loads the manifest; on failure validates each layer on its own to report every issue, not just the first. */
-async function checkManifest(options: CheckOptions, cwd: string, io: CliIo, problems: Problem[]): Promise<PodManifest | undefined> {
+async function checkManifest(
+  options: CheckOptions,
+  cwd: string,
+  io: CliIo,
+  problems: Problem[],
+): Promise<{ manifest: PodManifest; origins: ManifestOrigins } | undefined> {
   const loadOptions = manifestLoadOptions(options, cwd, io);
   try {
-    return (await loadManifest(loadOptions)).manifest;
+    return await loadManifest(loadOptions);
   } catch (error) {
     if (!ManifestError.is(error)) throw error;
     const found = await collectLayerIssues(loadOptions.env ?? {}, cwd, loadOptions.manifestFile, options.overlays);
@@ -104,8 +111,9 @@ async function collectLayerIssues(
 }
 
 /** Parses the instruction the way a pod does (scope first, then the template); returns the number of source files. */
-async function checkInstruction(manifest: PodManifest, io: CliIo, problems: Problem[]): Promise<number | undefined> {
+async function checkInstruction(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]): Promise<number | undefined> {
   const env = { ...io.env };
+  const origin = origins["worker.instruction"];
   try {
     const prepared = await prepareSystemPrompt(manifest, { env });
     const agents = await readAgentsMd(prepared.cwd, prepared.scope);
@@ -116,7 +124,7 @@ async function checkInstruction(manifest: PodManifest, io: CliIo, problems: Prob
   } catch (error) {
     const classified = classifyError(error);
     if (classified.kind === "internal") throw error;
-    problems.push(classified.problem);
+    problems.push(problemAtInstructionOrigin(error, classified.problem, origin));
     // The scope is built before the template is parsed; parse it anyway so both problems show.
     if (PodError.is(error) && error.code === "INVALID_SCOPE") {
       try {
@@ -124,7 +132,7 @@ async function checkInstruction(manifest: PodManifest, io: CliIo, problems: Prob
       } catch (parseError) {
         const parsed = classifyError(parseError);
         if (parsed.kind === "internal") throw parseError;
-        problems.push(parsed.problem);
+        problems.push(problemAtInstructionOrigin(parseError, parsed.problem, origin));
       }
     }
     return undefined;

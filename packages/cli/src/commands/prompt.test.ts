@@ -209,6 +209,61 @@ describe("pod prompt", () => {
   });
 });
 
+describe("pod prompt with an instruction that cannot be loaded", () => {
+  // --json and --explain print their object only on success; the error is the same line on stderr.
+  const modes = [[], ["--json"], ["--explain"]] as const;
+
+  test("unknown_prefix_is_reported_at_the_project_manifest_value", async () => {
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$foo/x"\n');
+    for (const mode of modes) {
+      const run = await pod("prompt", "--now", NOW, ...mode);
+      expect(run).toEqual({
+        code: 1,
+        stdout: "",
+        stderr:
+          'pod: .insomnia/pod.yaml:2:16: INCLUDE_FAILED: [UNKNOWN_PREFIX] cannot load instruction "$foo/x": unknown prefix "$foo" in prompt reference "$foo/x"; ' +
+          "use $insomnia/ (builtin), $user/ (your config dir) or $workspace/ (<cwd>/.insomnia/prompts)\n",
+      });
+    }
+  });
+
+  test("missing_workspace_file_is_reported_at_the_manifest_value_with_the_path", async () => {
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/missing"\n');
+    for (const mode of modes) {
+      const run = await pod("prompt", "--now", NOW, ...mode);
+      expect([run.code, run.stdout]).toEqual([1, ""]);
+      expect(run.stderr).toMatch(/^pod: \.insomnia\/pod\.yaml:2:16: INCLUDE_FAILED: \[NOT_FOUND\] cannot load instruction: \$workspace\/missing: no file at /);
+      expect(run.stderr).toContain(join(box.ws, ".insomnia/prompts/missing.md"));
+      expect(run.stderr).not.toMatch(STACK_LINE);
+    }
+  });
+
+  test("user_layer_instruction_is_reported_at_the_absolute_user_file", async () => {
+    const user = await box.write("insomnia/pod.yaml", "worker:\n  instruction: $user/gone\n", box.xdg);
+    const run = await pod("prompt", "--now", NOW);
+    expect(run.code).toBe(1);
+    expect(run.stderr.startsWith(`pod: ${user}:2:16: INCLUDE_FAILED: [NOT_FOUND] `)).toBe(true);
+    expect(run.stderr).toContain(join(box.xdg, "insomnia", "prompts", "gone.md"));
+  });
+
+  test("overlay_instruction_is_reported_at_the_overlay", async () => {
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$foo/x"\n');
+    for (const mode of modes) {
+      const run = await pod("prompt", "--now", NOW, ...mode, "--overlay", 'worker.instruction = "$user/x.md"');
+      expect([run.code, run.stdout]).toEqual([1, ""]);
+      expect(run.stderr).toMatch(/^pod: --overlay:1:22: INCLUDE_FAILED: \[INVALID_REF\] cannot load instruction "\$user\/x\.md": .*drop the \.md/);
+    }
+  });
+
+  test("missing_include_keeps_its_own_position_and_shows_the_loader_code", async () => {
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
+    const main = await box.write(".insomnia/prompts/main.md", 'hi {{> "gone"}}\n');
+    const run = await pod("prompt", "--now", NOW, "--json");
+    expect([run.code, run.stdout]).toEqual([1, ""]);
+    expect(run.stderr.startsWith(`pod: ${main}:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include: $workspace/gone: no file at `)).toBe(true);
+  });
+});
+
 describe("pod prompt --explain and --json", () => {
   test("explain_maps_sources_sections_and_tokens", async () => {
     await goldenWorkspace();

@@ -9,12 +9,26 @@ import { resolveWorkspaceDir } from "../workspace-dir.ts";
 /** `pod prompt`: prints the system prompt a pod started in the directory would send, byte for byte. */
 export async function runPrompt(options: PromptOptions, io: CliIo): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
-  const { manifest, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
-  const result = await materializeSystemPrompt({ manifest, tools: options.tools, now, env: { ...io.env } });
+  const style = styleFor(io.stderr, io.env);
+  let result;
+  try {
+    result = await materializeSystemPrompt({ manifest, tools: options.tools, now, env: { ...io.env } });
+  } catch (error) {
+    // An instruction that cannot be loaded is reported at the manifest value that set it;
+    // everything else goes to main's report unchanged.
+    // errors.ts is imported here, as main does, so a prompt that renders loads no more than before.
+    const origin = origins["worker.instruction"];
+    if (origin === undefined) throw error;
+    const { classifyError, isRootInstructionError, problemAtInstructionOrigin } = await import("../errors.ts");
+    const classified = isRootInstructionError(error) ? classifyError(error) : undefined;
+    if (classified?.kind !== "user") throw error;
+    io.stderr.write(`pod: ${formatProblemLine(problemAtInstructionOrigin(error, classified.problem, origin), style)}\n`);
+    return 1; // a problem in the user's files, as main reports it
+  }
 
   // Warnings always go to stderr; --explain and --json also list them in their output.
-  const style = styleFor(io.stderr, io.env);
   for (const warning of result.warnings) {
     const problem = { code: warning.code, message: warning.message, severity: "warning" as const, file: warning.file };
     io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);

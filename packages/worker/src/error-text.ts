@@ -1,11 +1,13 @@
-/** The human text of anything thrown: an Error's message, otherwise its string form. */
+/** The human text of anything thrown: an Error's message, otherwise its string form. Never throws. */
 export function errorText(error: unknown): string {
-  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") {
-    return (error as { message: string }).message;
-  }
   try {
+    if (typeof error === "object" && error !== null) {
+      const message = (error as { message?: unknown }).message;
+      if (typeof message === "string") return message;
+    }
     return String(error);
   } catch {
+    // A hostile value: a throwing `message` getter, toString or Symbol.toPrimitive.
     return "unprintable error";
   }
 }

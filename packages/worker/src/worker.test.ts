@@ -627,3 +627,61 @@ describe("options", () => {
     expect(client.requests).toHaveLength(50);
   });
 });
+
+describe("hostile values from clients, tools and callers", () => {
+  test("a_response_whose_fields_throw_when_read_is_client_failed", async () => {
+    const boom = new Error("getter");
+    const responses: unknown[] = [
+      { get content(): string { throw boom; } },
+      { content: "", toolCalls: [{ id: "1", get name(): string { throw boom; }, input: {} }] },
+      { content: "", toolCalls: new Proxy([], { get() { throw boom; } }) },
+    ];
+    for (const response of responses) {
+      const w = new Worker({ client: { complete: async () => response as LlmResponse } });
+      w.setSystemPrompt(PROMPT);
+      const error = await w.run("go").then(() => undefined, (e: unknown) => e);
+      expect(WorkerError.is(error) && error.code).toBe("CLIENT_FAILED");
+    }
+  });
+
+  test("a_thrown_value_with_a_throwing_message_getter_is_still_reported", async () => {
+    const hostile = { get message(): string { throw new Error("m"); } };
+    const w = new Worker({ client: { complete: async () => { throw hostile; } } });
+    w.setSystemPrompt(PROMPT);
+    const error = await w.run("go").then(() => undefined, (e: unknown) => e);
+    expect(WorkerError.is(error) && error.code).toBe("CLIENT_FAILED");
+    expect((error as WorkerError).message).toContain("unprintable error");
+
+    const tools = new Worker({ client: new ScriptedLlmClient([{ content: "", toolCalls: [{ id: "c", name: "t", input: {} }] }, { content: "ok" }]) });
+    tools.tools.register({ ...echoTool("t"), execute: () => { throw hostile; } });
+    tools.setSystemPrompt(PROMPT);
+    const result = await tools.run("go");
+    expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(result.messages[2]).toMatchObject({ role: "tool", isError: true });
+  });
+
+  test("typed_arrays_in_tool_inputs_and_schemas_do_not_crash_the_freeze", async () => {
+    const w = new Worker({
+      client: new ScriptedLlmClient([{ content: "", toolCalls: [{ id: "c", name: "t", input: new Uint8Array([1]) }] }, { content: "ok" }]),
+    });
+    w.tools.register({ ...echoTool("t"), inputSchema: { bytes: new Uint8Array([1]) } });
+    w.setSystemPrompt(PROMPT);
+    const result = await w.run("go");
+    expect(result.final).toBe("ok");
+  });
+
+  test("set_history_with_a_throwing_getter_is_invalid_argument", () => {
+    const w = new Worker({ client: new ScriptedLlmClient([]) });
+    const message = { role: "user", get content(): string { throw new Error("h"); } };
+    const error = (() => {
+      try {
+        w.setHistory([message as unknown as Message]);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(WorkerError.is(error) && error.code).toBe("INVALID_ARGUMENT");
+    expect(w.getHistory()).toEqual([]);
+  });
+});

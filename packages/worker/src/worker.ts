@@ -107,7 +107,12 @@ export class Worker {
     }
     const next: Message[] = [];
     for (const [i, value] of messages.entries()) {
-      const message = normalizeMessage(value);
+      let message: ReturnType<typeof normalizeMessage>;
+      try {
+        message = normalizeMessage(value);
+      } catch (cause) {
+        throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i} cannot be read: ${errorText(cause)}`, { cause });
+      }
       if (typeof message === "string") {
         throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i}: ${message}`);
       }
@@ -197,11 +202,19 @@ export class Worker {
     const invalid = (problem: string): WorkerError =>
       new WorkerError("CLIENT_FAILED", `the LLM client returned an invalid response: ${problem}; fix the client adapter`);
     if (typeof response !== "object" || response === null) throw invalid("expected an object");
-    const { content, toolCalls } = response as Record<string, unknown>;
-    if (typeof content !== "string") throw invalid(`content must be a string, got ${typeof content}`);
-    const calls = normalizeToolCalls(toolCalls);
-    if (typeof calls === "string") throw invalid(calls);
-    return Object.freeze(calls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls: calls });
+    try {
+      const { content, toolCalls } = response as Record<string, unknown>;
+      if (typeof content !== "string") throw invalid(`content must be a string, got ${typeof content}`);
+      const calls = normalizeToolCalls(toolCalls);
+      if (typeof calls === "string") throw invalid(calls);
+      return Object.freeze(calls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls: calls });
+    } catch (cause) {
+      if (WorkerError.is(cause)) throw cause;
+      // Reading the response threw (a hostile getter or proxy): still the client's fault.
+      throw new WorkerError("CLIENT_FAILED", `the LLM client returned an unreadable response: ${errorText(cause)}; fix the client adapter`, {
+        cause,
+      });
+    }
   }
 
   /** Runs tool calls one after another, appending each result as it arrives. */

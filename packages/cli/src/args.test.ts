@@ -37,6 +37,14 @@ describe("parseInvocation", () => {
     expect(parseInvocation(["help", "init"])).toEqual({ command: "help", topic: "init" });
   });
 
+  test("extra_arguments_and_empty_paths_are_usage_errors", () => {
+    expect(usageMessage(["--version", "extra"])).toBe("unexpected argument 'extra' (see 'pod --help')");
+    expect(usageMessage(["--help", "extra"])).toBe("unexpected argument 'extra' (see 'pod --help')");
+    expect(usageMessage(["prompt", "--cwd="])).toBe("--cwd needs a path, got an empty value (see 'pod prompt --help')");
+    expect(usageMessage(["check", "--manifest", ""])).toBe("--manifest needs a path, got an empty value (see 'pod check --help')");
+    expect(usageMessage(["init", "--cwd", ""])).toBe("--cwd needs a path, got an empty value (see 'pod init --help')");
+  });
+
   test("wrong_usage_is_a_usage_error_naming_the_problem", () => {
     expect(usageMessage([])).toMatch(/missing command/);
     expect(usageMessage(["frobnicate"])).toMatch(/unknown command 'frobnicate'/);

@@ -109,6 +109,13 @@ function rejectPositionals(positionals: readonly string[], helpHint: string): vo
   if (first !== undefined) throw new CliError("USAGE", `unexpected argument '${first}' (see '${helpHint}')`);
 }
 
+/** Path flags (--cwd, --manifest) given with an empty value would silently mean "."; refuse them. */
+function rejectEmptyPaths(values: { cwd?: string | undefined; manifest?: string | undefined }, hint: string): void {
+  for (const [flag, value] of [["--cwd", values.cwd], ["--manifest", values.manifest]] as const) {
+    if (value === "") throw new CliError("USAGE", `${flag} needs a path, got an empty value (see '${hint}')`);
+  }
+}
+
 function withDefined<T extends object>(base: T, extra: Record<string, unknown>): T {
   const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) out[key] = value;
@@ -127,9 +134,9 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   }
   if (first.startsWith("-")) {
     const { values, positionals } = strictParse(argv, GLOBAL_OPTIONS, "pod --help");
+    rejectPositionals(positionals, "pod --help");
     if (values.help === true) return { command: "help" };
     if (values.version === true) return { command: "version" };
-    rejectPositionals(positionals, "pod --help");
     throw new CliError("USAGE", "missing command (see 'pod --help')");
   }
   if (!isCommandName(first)) throw new CliError("USAGE", `unknown command '${first}' (see 'pod --help')`);
@@ -141,6 +148,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.prompt, hint);
       if (values.help === true) return { command: "help", topic: first };
       rejectPositionals(positionals, hint);
+      rejectEmptyPaths(values, hint);
       if (values.explain === true && values.json === true) {
         throw new CliError("USAGE", `--explain and --json cannot be combined (see '${hint}')`);
       }
@@ -168,6 +176,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.check, hint);
       if (values.help === true) return { command: "help", topic: first };
       rejectPositionals(positionals, hint);
+      rejectEmptyPaths(values, hint);
       return {
         command: "check",
         options: withDefined<CheckOptions>(
@@ -180,6 +189,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.init, hint);
       if (values.help === true) return { command: "help", topic: first };
       rejectPositionals(positionals, hint);
+      rejectEmptyPaths(values, hint);
       return { command: "init", options: withDefined<InitOptions>({ force: values.force === true }, { cwd: values.cwd }) };
     }
   }

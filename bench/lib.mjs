@@ -84,6 +84,7 @@ export async function tempDir(prefix) {
 
 /** Formats a duration given in milliseconds. */
 export function fmtMs(ms) {
+  if (ms < 0) return `−${fmtMs(-ms)}`;
   if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
   if (ms >= 1) return `${ms.toFixed(2)} ms`;
   if (ms >= 0.001) return `${(ms * 1000).toFixed(2)} µs`;

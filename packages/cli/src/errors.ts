@@ -111,6 +111,18 @@ export function problemAtInstructionOrigin(error: unknown, problem: Problem, ori
   return { ...problem, file: origin.file, line: origin.line, column: origin.column };
 }
 
+/**
+ * Every problem behind `error`, the first being `problem` (from classifyError) moved to the
+ * instruction's origin like problemAtInstructionOrigin; the rest are the other problems the
+ * template parse found (`SystemPromptError.problems`), in order.
+ */
+export function problemsAtInstructionOrigin(error: unknown, problem: Problem, origin: ManifestOrigin | undefined): Problem[] {
+  const first = problemAtInstructionOrigin(error, problem, origin);
+  const inner: unknown = PodError.is(error) && error.code === "INVALID_SYSTEM_PROMPT_TEMPLATE" ? error.cause : error;
+  if (!SystemPromptError.is(inner) || !Array.isArray(inner.problems)) return [first];
+  return [first, ...inner.problems.slice(1).map((other) => problemFromUserError(other))];
+}
+
 /** Classifies a thrown value: our packages' errors and file-system errors are the user's; anything else is a bug. */
 export function classifyError(error: unknown): Classification {
   if (CliError.is(error)) {

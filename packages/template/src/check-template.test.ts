@@ -26,6 +26,91 @@ function failure(text: string): { code: SystemPromptErrorCode; line?: number; co
   throw new Error(`no error for ${JSON.stringify(text)}`);
 }
 
+/** Every problem of a failing check as [code, line, column]; also checks the thrown error is the first. */
+function problems(text: string): [SystemPromptErrorCode, number | undefined, number | undefined][] {
+  try {
+    check(text);
+  } catch (error) {
+    if (!SystemPromptError.is(error)) throw error;
+    expect(error.problems[0]).toBe(error);
+    expect(error.problems.every((p) => SystemPromptError.is(p) && p.ref === "$workspace/t" && p.file === "/p/t.md")).toBe(true);
+    return error.problems.map((p) => [p.code, p.line, p.column]);
+  }
+  throw new Error(`no error for ${JSON.stringify(text)}`);
+}
+
+describe("checkTemplate: every problem in a file", () => {
+  it("reports_two_unknown_variables_in_document_order", () => {
+    expect(problems("{{cwdd}}\nok {{cwd}}\n  {{tols}}")).toEqual([
+      ["UNKNOWN_VARIABLE", 1, 3],
+      ["UNKNOWN_VARIABLE", 3, 5],
+    ]);
+  });
+
+  it("reports_three_problems_of_different_kinds_with_positions", () => {
+    const text = "Hi {{scope}}\n{{#each tools}}{{@idx}}{{/each}}\n{{#foo}}x{{/foo}} {{{{raw}}}}{{{{/raw}}}}";
+    expect(problems(text)).toEqual([
+      ["TYPE_ERROR", 1, 6],
+      ["UNKNOWN_VARIABLE", 2, 18],
+      ["UNKNOWN_HELPER", 3, 4],
+      ["FORBIDDEN", 3, 19],
+    ]);
+  });
+
+  it("the_thrown_error_is_the_first_problem_and_keeps_its_message", () => {
+    const first = failure("{{dat}} {{tols}}");
+    expect(first).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: 3 });
+    expect(first.message).toContain('unknown variable "dat"');
+  });
+
+  it("a_single_problem_lists_itself", () => {
+    expect(problems("ok {{cwd}} {{tols}}")).toEqual([["UNKNOWN_VARIABLE", 1, 14]]);
+  });
+
+  it("does_not_cascade_from_an_unknown_block_argument", () => {
+    expect(problems("{{#each typo}}{{this.name}} {{name}} {{@index}}{{join this}}{{/each}}\n{{tols}}")).toEqual([
+      ["UNKNOWN_VARIABLE", 1, 9],
+      ["UNKNOWN_VARIABLE", 2, 3],
+    ]);
+    expect(problems("{{#each typo as |t i|}}{{t.name}}{{t}}{{i}}{{/each}}{{#with nope as |s|}}{{s.x}}{{summary}}{{/with}}")).toEqual([
+      ["UNKNOWN_VARIABLE", 1, 9],
+      ["UNKNOWN_VARIABLE", 1, 61],
+    ]);
+    expect(problems("{{#each cwd}}{{this.x}}{{/each}}{{#with tools}}{{y}}{{/with}}")).toEqual([
+      ["TYPE_ERROR", 1, 9],
+      ["TYPE_ERROR", 1, 41],
+    ]);
+    expect(problems("{{#foo}}{{bar}}{{/foo}}{{#if typo.x}}{{cwdd}}{{/if}}")).toEqual([
+      ["UNKNOWN_HELPER", 1, 4],
+      ["UNKNOWN_VARIABLE", 1, 30],
+      ["UNKNOWN_VARIABLE", 1, 40],
+    ]);
+  });
+
+  it("each_failing_include_name_is_its_own_problem", () => {
+    const refuse = (name: string): string => {
+      if (name.endsWith(".md")) throw new Error(`"${name}" has an extension`);
+      return `$workspace/${name}`;
+    };
+    try {
+      checkTemplate(parseTemplateText("{{> a.md}}\n{{> ok}}\n{{> b.md}}"), { ref: "$workspace/t" }, refuse);
+      throw new Error("no error");
+    } catch (error) {
+      if (!SystemPromptError.is(error)) throw error;
+      expect(error.problems.map((p) => [p.code, p.line, p.column, (p.cause as Error).message])).toEqual([
+        ["INCLUDE_FAILED", 1, 1, '"a.md" has an extension'],
+        ["INCLUDE_FAILED", 3, 1, '"b.md" has an extension'],
+      ]);
+    }
+  });
+
+  it("stops_listing_at_one_hundred_problems", () => {
+    const list = problems("{{x}}".repeat(250));
+    expect(list.length).toBe(100);
+    expect(list.at(-1)).toEqual(["UNKNOWN_VARIABLE", 1, 99 * 5 + 3]);
+  });
+});
+
 describe("checkTemplate", () => {
   it("accepts_every_variable_helper_and_scope", () => {
     const text = [

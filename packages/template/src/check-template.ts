@@ -9,7 +9,12 @@ import type {
   HbsProgram,
   HbsStatement,
 } from "./handlebars-ast.ts";
-import { SystemPromptError, type SystemPromptErrorCode, type SystemPromptErrorDetails } from "./system-prompt-error.ts";
+import {
+  SystemPromptError,
+  withProblems,
+  type SystemPromptErrorCode,
+  type SystemPromptErrorDetails,
+} from "./system-prompt-error.ts";
 import {
   describeType,
   EACH_DATA_TYPES,
@@ -49,16 +54,27 @@ export interface CheckSite {
 export type ResolveInclude = (name: string) => string;
 
 interface Frame {
-  readonly context: VarType;
-  readonly params: ReadonlyMap<string, VarType>;
+  readonly context: CheckType;
+  readonly params: ReadonlyMap<string, CheckType>;
   readonly inEach: boolean;
   readonly parent?: Frame;
 }
 
+/** The type of a value whose lookup already failed: it checks as anything, so one mistake is reported once. */
+type CheckType = VarType | { readonly kind: "unknown" };
+
 interface Resolved {
-  readonly type: VarType;
+  readonly type: CheckType;
   readonly name: string;
 }
+
+/** Thrown by `fail` to abandon the rest of the current statement after recording its problem. */
+const SKIP = Symbol("skip statement");
+
+/** More problems than this in one file are not worth listing; the walk stops there. */
+const MAX_PROBLEMS = 100;
+
+const UNKNOWN: CheckType = { kind: "unknown" };
 
 const BLOCK_HELPERS = new Set(["if", "unless", "each", "with"]);
 const ALL_NAMES = [...TEMPLATE_VARIABLES, "scope"];
@@ -72,12 +88,19 @@ const VARIABLE_LIST = TEMPLATE_VARIABLES.join(", ");
  */
 export function checkTemplate(ast: HbsProgram, site: CheckSite, resolveInclude: ResolveInclude): CheckedTemplate {
   const checker = new Checker(site, resolveInclude);
-  checker.program(ast, { context: ROOT_TYPE, params: new Map(), inEach: false });
+  try {
+    checker.program(ast, { context: ROOT_TYPE, params: new Map(), inEach: false });
+  } catch (error) {
+    if (error !== SKIP) throw error;
+  }
+  const [first] = checker.problems;
+  if (first !== undefined) throw withProblems(first, checker.problems);
   return { ast, includes: checker.includes, ownNodes: checker.nodes };
 }
 
 class Checker {
   readonly includes: IncludeSite[] = [];
+  readonly problems: SystemPromptError[] = [];
   nodes = 0;
 
   constructor(
@@ -85,7 +108,14 @@ class Checker {
     private readonly resolveInclude: ResolveInclude,
   ) {}
 
+  /** Records a problem and abandons the current statement. */
   fail(code: SystemPromptErrorCode, node: HbsNode | undefined, detail: string, cause?: unknown): never {
+    this.report(code, node, detail, cause);
+    throw SKIP;
+  }
+
+  /** Records a problem; the caller goes on checking. */
+  report(code: SystemPromptErrorCode, node: HbsNode | undefined, detail: string, cause?: unknown): void {
     const start = node?.loc?.start;
     const details: SystemPromptErrorDetails = {
       ref: this.site.ref,
@@ -94,12 +124,30 @@ class Checker {
       column: start === undefined ? undefined : start.column + 1,
       chain: this.site.chain,
     };
-    throw new SystemPromptError(code, detail, cause === undefined ? details : { ...details, cause });
+    this.problems.push(new SystemPromptError(code, detail, cause === undefined ? details : { ...details, cause }));
+    // Past the cap, SKIP propagates to checkTemplate and ends the walk.
+    if (this.problems.length >= MAX_PROBLEMS) throw SKIP;
   }
 
   program(program: HbsProgram | undefined, frame: Frame): void {
     if (program === undefined) return;
-    for (const statement of program.body) this.statement(statement, frame);
+    for (const statement of program.body) {
+      try {
+        this.statement(statement, frame);
+      } catch (error) {
+        if (error !== SKIP || this.problems.length >= MAX_PROBLEMS) throw error;
+      }
+    }
+  }
+
+  /** The value of a block's argument, or UNKNOWN when checking it found a problem (already recorded). */
+  recover(check: () => Resolved): Resolved {
+    try {
+      return check();
+    } catch (error) {
+      if (error !== SKIP || this.problems.length >= MAX_PROBLEMS) throw error;
+      return { type: UNKNOWN, name: "" };
+    }
   }
 
   statement(node: HbsStatement, frame: Frame): void {
@@ -130,7 +178,7 @@ class Checker {
 
   noHash(node: HbsMustache | HbsBlock | HbsPartial, what: string): void {
     if (node.hash !== undefined && node.hash.pairs.length > 0) {
-      this.fail("FORBIDDEN", node.hash, `${what} takes no key=value arguments`);
+      this.report("FORBIDDEN", node.hash, `${what} takes no key=value arguments`);
     }
   }
 
@@ -178,12 +226,12 @@ class Checker {
     if (list === undefined) this.fail("TYPE_ERROR", node, 'join needs a list: {{join tools ", "}}');
     if (extra !== undefined) this.fail("TYPE_ERROR", extra, 'join takes a list and an optional separator: {{join tools ", "}}');
     const items = this.param(list, frame, "join");
-    if (items.type.kind !== "list") {
+    if (items.type.kind !== "list" && items.type.kind !== "unknown") {
       this.fail("TYPE_ERROR", list, `join needs a list as its first argument, but "${items.name}" is ${describeType(items.type)}`);
     }
     if (separator === undefined || separator.type === "StringLiteral") return;
     const sep = this.param(separator, frame, "join");
-    if (sep.type.kind !== "string") {
+    if (sep.type.kind !== "string" && sep.type.kind !== "unknown") {
       this.fail("TYPE_ERROR", separator, `join's separator must be a string, but "${sep.name}" is ${describeType(sep.type)}`);
     }
   }
@@ -207,58 +255,68 @@ class Checker {
     const helper = path.type === "PathExpression" ? helperName(path) : undefined;
     if (node.program === undefined) {
       const name = path.type === "PathExpression" ? path.original : "x";
-      this.fail("FORBIDDEN", node, `inverted sections {{^${name}}} are not supported; use {{#unless ${name}}}`);
+      this.report("FORBIDDEN", node, `inverted sections {{^${name}}} are not supported; use {{#unless ${name}}}`);
+      this.program(node.inverse, frame);
+      return;
     }
     if (helper === undefined || !BLOCK_HELPERS.has(helper)) {
-      if (path.type !== "PathExpression") this.fail("FORBIDDEN", path, "subexpressions (...) are not supported");
-      if (helper === "join") this.fail("FORBIDDEN", node, 'join is not a block helper; write {{join tools ", "}}');
-      const known = ALL_NAMES.includes(path.original);
-      this.fail(
-        known ? "FORBIDDEN" : "UNKNOWN_HELPER",
-        path,
-        known
-          ? `sections {{#${path.original}}} are not supported; use {{#each ${path.original}}}, {{#if ${path.original}}} or {{#with ${path.original}}}`
-          : `"${path.original}" is not a block helper${suggestion(path.original, [...BLOCK_HELPERS])}; the block helpers are if, unless, each, with`,
-      );
+      if (path.type !== "PathExpression") this.report("FORBIDDEN", path, "subexpressions (...) are not supported");
+      else if (helper === "join") this.report("FORBIDDEN", node, 'join is not a block helper; write {{join tools ", "}}');
+      else {
+        const known = ALL_NAMES.includes(path.original);
+        this.report(
+          known ? "FORBIDDEN" : "UNKNOWN_HELPER",
+          path,
+          known
+            ? `sections {{#${path.original}}} are not supported; use {{#each ${path.original}}}, {{#if ${path.original}}} or {{#with ${path.original}}}`
+            : `"${path.original}" is not a block helper${suggestion(path.original, [...BLOCK_HELPERS])}; the block helpers are if, unless, each, with`,
+        );
+      }
+      // What the body would see is unknown: check it without reporting names it might define.
+      const params = new Map<string, CheckType>((node.program.blockParams ?? []).map((p) => [p, UNKNOWN]));
+      this.program(node.program, { context: UNKNOWN, params, inEach: true, parent: frame });
+      this.program(node.inverse, frame);
+      return;
     }
     this.noHash(node, `#${helper}`);
     const [param, extra] = node.params;
-    if (param === undefined) this.fail("TYPE_ERROR", node, `{{#${helper}}} needs exactly one argument, e.g. {{#${helper} ${helper === "with" ? "scope" : "tools"}}}`);
-    if (extra !== undefined) this.fail("TYPE_ERROR", extra, `{{#${helper}}} takes exactly one argument`);
-    const value = this.param(param, frame, `#${helper}`);
+    if (param === undefined) this.report("TYPE_ERROR", node, `{{#${helper}}} needs exactly one argument, e.g. {{#${helper} ${helper === "with" ? "scope" : "tools"}}}`);
+    if (extra !== undefined) this.report("TYPE_ERROR", extra, `{{#${helper}}} takes exactly one argument`);
+    const value = param === undefined ? { type: UNKNOWN, name: "" } : this.recover(() => this.param(param, frame, `#${helper}`));
     const blockParams = node.program.blockParams ?? [];
     if (helper === "if" || helper === "unless") {
-      if (blockParams.length > 0) this.fail("FORBIDDEN", node, `{{#${helper}}} takes no block parameters (as |x|)`);
+      if (blockParams.length > 0) this.report("FORBIDDEN", node, `{{#${helper}}} takes no block parameters (as |x|)`);
       this.program(node.program, frame);
       this.program(node.inverse, frame);
       return;
     }
     if (helper === "each") {
-      if (value.type.kind !== "list") {
-        this.fail(
+      if (value.type.kind !== "list" && value.type.kind !== "unknown") {
+        this.report(
           "TYPE_ERROR",
           param,
           `{{#each}} needs a list, but "${value.name}" is ${describeType(value.type)}; the lists are tools, scope.readable, scope.writable`,
         );
       }
-      if (blockParams.length > 2) this.fail("FORBIDDEN", node, "{{#each}} takes at most two block parameters: as |item index|");
-      const params = new Map<string, VarType>();
-      if (blockParams[0] !== undefined) params.set(blockParams[0], value.type.item);
+      if (blockParams.length > 2) this.report("FORBIDDEN", node, "{{#each}} takes at most two block parameters: as |item index|");
+      const item = value.type.kind === "list" ? value.type.item : UNKNOWN;
+      const params = new Map<string, CheckType>();
+      if (blockParams[0] !== undefined) params.set(blockParams[0], item);
       if (blockParams[1] !== undefined) params.set(blockParams[1], { kind: "number" });
-      this.program(node.program, { context: value.type.item, params, inEach: true, parent: frame });
+      this.program(node.program, { context: item, params, inEach: true, parent: frame });
       this.program(node.inverse, frame);
       return;
     }
-    if (value.type.kind !== "object") {
-      this.fail("TYPE_ERROR", param, `{{#with}} needs an object (scope), but "${value.name}" is ${describeType(value.type)}`);
+    if (value.type.kind !== "object" && value.type.kind !== "unknown") {
+      this.report("TYPE_ERROR", param, `{{#with}} needs an object (scope), but "${value.name}" is ${describeType(value.type)}`);
     }
-    if (blockParams.length > 1) this.fail("FORBIDDEN", node, "{{#with}} takes at most one block parameter: as |value|");
-    const params = new Map<string, VarType>();
-    if (blockParams[0] !== undefined) params.set(blockParams[0], value.type);
-    this.program(node.program, { context: value.type, params, inEach: frame.inEach, parent: frame });
+    if (blockParams.length > 1) this.report("FORBIDDEN", node, "{{#with}} takes at most one block parameter: as |value|");
+    const context = value.type.kind === "object" ? value.type : UNKNOWN;
+    const params = new Map<string, CheckType>();
+    if (blockParams[0] !== undefined) params.set(blockParams[0], context);
+    this.program(node.program, { context, params, inEach: frame.inEach, parent: frame });
     this.program(node.inverse, frame);
   }
-
   partial(node: HbsPartial): void {
     const name = node.name;
     if (name.type === "SubExpression") {
@@ -322,6 +380,8 @@ class Checker {
       const param = f.params.get(head);
       if (param !== undefined) return this.members({ type: param, name: head }, rest, path);
     }
+    // Any name may be a member of an item whose type is unknown.
+    if (frame.context.kind === "unknown") return { type: UNKNOWN, name: original };
     const member = frame.context.kind === "object" ? own(frame.context.members, head) : undefined;
     if (member !== undefined) return this.members({ type: member, name: head }, rest, path);
     if (ROOT_TYPE.kind === "object") {
@@ -345,6 +405,7 @@ class Checker {
     let current = start;
     for (const part of parts) {
       const type = current.type;
+      if (type.kind === "unknown") return { type, name: prefixed(current.name, part) };
       if (type.kind === "list") {
         this.fail(
           "TYPE_ERROR",

@@ -56,6 +56,8 @@ export class SystemPromptError extends Error {
   readonly chain?: readonly string[];
   /** The message without the `ref:line:col: ` prefix and the chain suffix. */
   readonly detail: string;
+  /** Every problem the same parse found, in document order, this error first; `[this]` when it was the only one. */
+  readonly problems: readonly SystemPromptError[];
   readonly [BRAND] = true;
 
   constructor(code: SystemPromptErrorCode, detail: string, details: SystemPromptErrorDetails = {}) {
@@ -68,6 +70,7 @@ export class SystemPromptError extends Error {
     if (details.line !== undefined) this.line = details.line;
     if (details.column !== undefined) this.column = details.column;
     if (details.chain !== undefined) this.chain = Object.freeze([...details.chain]);
+    this.problems = Object.freeze([this]);
   }
 
   /** True for a SystemPromptError from any installed copy of this package. */
@@ -85,4 +88,15 @@ function formatMessage(code: SystemPromptErrorCode, detail: string, d: SystemPro
     message += `\n  included via ${d.chain.join(" -> ")}`;
   }
   return message;
+}
+
+/**
+ * The first of `errors`, carrying all of them (each error's own `problems` flattened, in
+ * order) as its `problems`; parse throws it so callers that want one error get the first.
+ */
+export function withProblems(first: SystemPromptError, errors: readonly SystemPromptError[]): SystemPromptError {
+  const all = errors.flatMap((error) => error.problems);
+  const ordered = all[0] === first ? all : [first, ...all.filter((error) => error !== first)];
+  (first as { problems: readonly SystemPromptError[] }).problems = Object.freeze(ordered);
+  return first;
 }

@@ -381,6 +381,44 @@ describe("SystemPromptTemplate: bad input", () => {
     expect(missing.chain).toEqual(["$workspace/root", "$workspace/one", "$workspace/two", "$user/three"]);
   });
 
+  it("lists_every_problem_of_a_file_and_every_include_that_fails_to_load", async () => {
+    p.write("$workspace/main", "{{cwdd}}\n{{> gone}}\n{{> part}}\n{{tols}}\n{{> \"$user/gone\"}}");
+    p.write("$workspace/part", "fine");
+    const checked = await parseError("$workspace/main");
+    expect(checked.problems.map(where)).toEqual([
+      { phase: "parse", code: "UNKNOWN_VARIABLE", ref: "$workspace/main", file: p.fileOf("$workspace/main"), line: 1, column: 3 },
+      { phase: "parse", code: "UNKNOWN_VARIABLE", ref: "$workspace/main", file: p.fileOf("$workspace/main"), line: 4, column: 3 },
+    ]);
+    expect(checked.problems[0]).toBe(checked);
+
+    p.write("$workspace/main", "{{> gone}}\n{{> part}}\n  {{> \"$user/gone\"}}\n{{> gone}}");
+    p.write("$workspace/part", "{{cwd}} {{oops}}");
+    p.write("$workspace/part", "fine");
+    const loading = await parseError("$workspace/main");
+    expect(loading.problems.map((e) => [e.code, e.ref, e.line, e.column])).toEqual([
+      ["INCLUDE_FAILED", "$workspace/main", 1, 1],
+      ["INCLUDE_FAILED", "$workspace/main", 3, 3],
+      ["INCLUDE_FAILED", "$workspace/main", 4, 1],
+    ]);
+    expect(loading.problems[0]).toBe(loading);
+    expect(loading.problems.map((e) => PromptLoaderError.is(e.cause) && e.cause.code)).toEqual(["NOT_FOUND", "NOT_FOUND", "NOT_FOUND"]);
+
+    // A problem inside an included file ends the walk: what failed to load before it is kept.
+    p.write("$workspace/part", "{{cwd}} {{oops}} {{tols}}");
+    const nested = await parseError("$workspace/main");
+    expect(nested.problems.map((e) => [e.code, e.ref, e.line, e.column])).toEqual([
+      ["INCLUDE_FAILED", "$workspace/main", 1, 1],
+      ["UNKNOWN_VARIABLE", "$workspace/part", 1, 11],
+      ["UNKNOWN_VARIABLE", "$workspace/part", 1, 20],
+    ]);
+  });
+
+  it("a_single_problem_lists_only_itself", async () => {
+    p.write("$workspace/main", "{{#if x}}");
+    const error = await parseError("$workspace/main");
+    expect([error.code, error.problems.length, error.problems[0] === error]).toEqual(["SYNTAX", 1, true]);
+  });
+
   it("detects_include_cycles_and_shows_the_whole_chain", async () => {
     p.write("$workspace/root", "{{> a}}");
     p.write("$workspace/a", "a\n{{> b}}");

@@ -7,7 +7,7 @@ import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budg
 import { createRenderHelpers } from "./render-helpers.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
 import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
-import { SystemPromptError } from "./system-prompt-error.ts";
+import { SystemPromptError, withProblems } from "./system-prompt-error.ts";
 import { cacheGet, cacheKey, cacheSet, type CachedFile } from "./template-cache.ts";
 import { assembleSystemPrompt } from "./trailing-section.ts";
 
@@ -105,10 +105,9 @@ export class SystemPromptTemplate {
     }
     const files = new Map<string, LoadedFile>();
 
-    const visit = async (ref: PromptRef, chain: readonly string[], from?: { file: LoadedFile; site: IncludeSite }) => {
-      let loaded;
+    const load = async (ref: PromptRef, chain: readonly string[], from?: { file: LoadedFile; site: IncludeSite }) => {
       try {
-        loaded = await loader.load(ref);
+        return await loader.load(ref);
       } catch (cause) {
         const what = from === undefined ? "instruction" : "include";
         const why = messageOf(cause);
@@ -128,6 +127,9 @@ export class SystemPromptTemplate {
               },
         );
       }
+    };
+
+    const visit = async (loaded: Awaited<ReturnType<TemplateLoader["load"]>>, chain: readonly string[]) => {
       const canonical = loaded.ref.canonical;
       const file = loaded.file;
       const key = cacheKey(canonical, loaded.sha256);
@@ -139,31 +141,50 @@ export class SystemPromptTemplate {
       const entry: LoadedFile = { ref: canonical, file, sha256: loaded.sha256, cached };
       files.set(canonical, entry);
 
-      for (const site of cached.checked.includes) {
-        const at = { ref: canonical, file, line: site.line, column: site.column, chain };
-        if (chain.includes(site.target)) {
-          throw new SystemPromptError("CYCLE", `include cycle: ${[...chain, site.target].join(" -> ")}; remove one of these includes`, at);
+      // An include that fails to load is reported and the next one is tried; any other problem ends the parse.
+      const failed: SystemPromptError[] = [];
+      try {
+        for (const site of cached.checked.includes) {
+          const at = { ref: canonical, file, line: site.line, column: site.column, chain };
+          if (chain.includes(site.target)) {
+            throw new SystemPromptError("CYCLE", `include cycle: ${[...chain, site.target].join(" -> ")}; remove one of these includes`, at);
+          }
+          if (chain.length > maxIncludeDepth) {
+            throw new SystemPromptError(
+              "TOO_DEEP",
+              `includes nest more than ${maxIncludeDepth} levels deep (${[...chain, site.target].join(" -> ")}); flatten the includes`,
+              at,
+            );
+          }
+          if (files.has(site.target)) continue;
+          if (files.size >= maxIncludes) {
+            throw new SystemPromptError(
+              "TOO_MANY_INCLUDES",
+              `the instruction includes more than ${maxIncludes} distinct files; including ${site.target} goes over the limit`,
+              at,
+            );
+          }
+          const childChain = [...chain, site.target];
+          let child;
+          try {
+            child = await load(parseRef(site.target), childChain, { file: entry, site });
+          } catch (error) {
+            if (!SystemPromptError.is(error)) throw error;
+            failed.push(error);
+            continue;
+          }
+          await visit(child, childChain);
         }
-        if (chain.length > maxIncludeDepth) {
-          throw new SystemPromptError(
-            "TOO_DEEP",
-            `includes nest more than ${maxIncludeDepth} levels deep (${[...chain, site.target].join(" -> ")}); flatten the includes`,
-            at,
-          );
-        }
-        if (files.has(site.target)) continue;
-        if (files.size >= maxIncludes) {
-          throw new SystemPromptError(
-            "TOO_MANY_INCLUDES",
-            `the instruction includes more than ${maxIncludes} distinct files; including ${site.target} goes over the limit`,
-            at,
-          );
-        }
-        await visit(parseRef(site.target), [...chain, site.target], { file: entry, site });
+      } catch (error) {
+        const [first] = failed;
+        if (first === undefined || !SystemPromptError.is(error)) throw error;
+        throw withProblems(first, [...failed, error]);
       }
+      const [first] = failed;
+      if (first !== undefined) throw withProblems(first, failed);
     };
 
-    await visit(rootRef, [rootRef.canonical]);
+    await visit(await load(rootRef, [rootRef.canonical]), [rootRef.canonical]);
     checkDepth(rootRef.canonical, files, maxIncludeDepth);
     checkExpansion(rootRef.canonical, files, maxExpandedNodes);
     return new SystemPromptTemplate(rootRef.canonical, files);

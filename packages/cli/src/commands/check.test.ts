@@ -88,6 +88,41 @@ describe("pod check", () => {
     expect(json.problems).toMatchObject([{ file, line: 1, column: 9, code: "UNKNOWN_VARIABLE", severity: "error" }]);
   });
 
+  test("every_template_problem_in_a_file_is_reported_in_order", async () => {
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
+    const file = await box.write(".insomnia/prompts/main.md", "Work in {{cwdd}}.\nFine: {{cwd}}\nTools: {{tols}}\n");
+    const run = await pod("check");
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    const lines = run.stderr.trimEnd().split("\n");
+    expect(lines.length).toBe(2);
+    expect(lines).toEqual([
+      expect.stringMatching(/:1:11: UNKNOWN_VARIABLE: unknown variable "cwdd" \(did you mean "cwd"\?\); the variables are /),
+      expect.stringMatching(/:3:10: UNKNOWN_VARIABLE: unknown variable "tols" \(did you mean "tools"\?\); the variables are /),
+    ]);
+    expect(lines.every((line) => line.startsWith(`${file}:`))).toBe(true);
+    expect(run.stderr).not.toMatch(STACK_LINE);
+
+    const json = await pod("check", "--json");
+    expect(json.code).toBe(1);
+    const parsed = JSON.parse(json.stdout) as CheckJson;
+    expect(parsed.ok).toBe(false);
+    expect(parsed.problems.map((p) => [p.file, p.line, p.column, p.code, p.cause, p.severity])).toEqual([
+      [file, 1, 11, "UNKNOWN_VARIABLE", null, "error"],
+      [file, 3, 10, "UNKNOWN_VARIABLE", null, "error"],
+    ]);
+    expect(parsed.problems.map((p) => p.message.split(";")[0])).toEqual([
+      'unknown variable "cwdd" (did you mean "cwd"?)',
+      'unknown variable "tols" (did you mean "tools"?)',
+    ]);
+
+    // pod prompt stops at the first problem.
+    const prompt = await pod("prompt");
+    expect(prompt.code).toBe(1);
+    expect(prompt.stderr).toContain('"cwdd"');
+    expect(prompt.stderr).not.toContain('"tols"');
+  });
+
   test("missing_include_names_the_path_looked_at", async () => {
     await box.write(".insomnia/prompts/main.md", '{{> "gone"}}\n');
     const run = await pod("check", "--overlay", 'worker.instruction = "$workspace/main"');

@@ -14,7 +14,7 @@ import { PodError, prepareSystemPrompt, readAgentsMd } from "@insomnia/pod";
 import { PromptLoader } from "@insomnia/prompt-loader";
 import { SystemPromptTemplate } from "@insomnia/template";
 import type { CheckOptions } from "../args.ts";
-import { classifyError, problemAtInstructionOrigin, problemFromUserError } from "../errors.ts";
+import { classifyError, problemFromUserError, problemsAtInstructionOrigin } from "../errors.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
@@ -124,7 +124,7 @@ async function checkInstruction(manifest: PodManifest, origins: ManifestOrigins,
   } catch (error) {
     const classified = classifyError(error);
     if (classified.kind === "internal") throw error;
-    problems.push(problemAtInstructionOrigin(error, classified.problem, origin));
+    problems.push(...problemsAtInstructionOrigin(error, classified.problem, origin));
     // The scope is built before the template is parsed; parse it anyway so both problems show.
     if (PodError.is(error) && error.code === "INVALID_SCOPE") {
       try {
@@ -132,7 +132,7 @@ async function checkInstruction(manifest: PodManifest, origins: ManifestOrigins,
       } catch (parseError) {
         const parsed = classifyError(parseError);
         if (parsed.kind === "internal") throw parseError;
-        problems.push(problemAtInstructionOrigin(parseError, parsed.problem, origin));
+        problems.push(...problemsAtInstructionOrigin(parseError, parsed.problem, origin));
       }
     }
     return undefined;

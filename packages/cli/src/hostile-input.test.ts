@@ -6,6 +6,7 @@ import { Writable } from "node:stream";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { main } from "./index.ts";
+import { guarded } from "../../../test/support/output-guard.ts";
 
 // 5,000 generated `pod` invocations, run in-process through main(argv, io): unknown
 // commands and flags, missing values, garbage --now, --cwd / --manifest at files, FIFOs,
@@ -371,40 +372,6 @@ function checkOutcome(argv: readonly string[], command: string, exit: number, st
   }
 }
 
-// ---- output guard -------------------------------------------------------------------------
-
-/** Records every write to stdout/stderr, console call and process warning while it is installed. */
-function guardOutput(): { calls(): string[]; restore(): void } {
-  const spies = [
-    vi.spyOn(process.stdout, "write").mockName("stdout.write"),
-    vi.spyOn(process.stderr, "write").mockName("stderr.write"),
-    vi.spyOn(process, "emitWarning").mockName("process.emitWarning"),
-    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) => vi.spyOn(console, m).mockName(`console.${m}`)),
-  ];
-  return {
-    calls: () => spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
-  };
-}
-
-/** Runs `body` with output spied on and unhandled rejections recorded; returns both. */
-async function guarded(body: () => Promise<void>): Promise<{ printed: string[]; rejections: unknown[] }> {
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown): void => void rejections.push(reason);
-  process.on("unhandledRejection", onRejection);
-  const guard = guardOutput();
-  let printed: string[];
-  try {
-    await body();
-  } finally {
-    printed = guard.calls();
-    guard.restore();
-    // Let any stray rejection surface before the listener goes.
-    await new Promise((resolve) => setImmediate(resolve));
-    process.off("unhandledRejection", onRejection);
-  }
-  return { printed, rejections };
-}
 
 beforeAll(() => {
   buildWorkspaces();

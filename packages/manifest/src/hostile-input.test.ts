@@ -5,6 +5,7 @@ import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { ManifestError, type ManifestErrorCode } from "./manifest-error.ts";
 import { parseManifestLayer, validateManifestLayer } from "./parse-manifest-layer.ts";
 import type { PartialManifest } from "./types.ts";
+import { guardOutput } from "../../../test/support/output-guard.ts";
 
 // 10,000 generated YAML manifests. Most are valid manifests with one to three hostile
 // defects planted at known lines (aliases, anchors, tags, directives, merge keys, duplicate
@@ -509,19 +510,6 @@ function runCase(c: Case): void {
   counts.withCode += 1;
   if (first.line !== undefined && first.column !== undefined) counts.withPosition += 1;
   counts.byCode.set(first.code, (counts.byCode.get(first.code) ?? 0) + 1);
-}
-
-function guardOutput(): { calls(): string[]; restore(): void } {
-  const spies = [
-    vi.spyOn(process.stdout, "write").mockName("stdout.write"),
-    vi.spyOn(process.stderr, "write").mockName("stderr.write"),
-    vi.spyOn(process, "emitWarning").mockName("process.emitWarning"),
-    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) => vi.spyOn(console, m).mockName(`console.${m}`)),
-  ];
-  return {
-    calls: () => spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
-  };
 }
 
 describe("manifest layers under hostile input", () => {

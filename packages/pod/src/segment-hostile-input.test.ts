@@ -10,6 +10,7 @@ import { FileSegmentStore } from "./segment-file-store.ts";
 import { formatSegmentId } from "./segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
 import type { OpenSegmentResult, ReadSegmentResult } from "./segment-store.ts";
+import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
 
 // The segment log under hostile bytes: a crash at every byte offset, random garbage tails,
 // every single bit of a whole log flipped, and lines forged with a correct checksum.
@@ -192,33 +193,8 @@ async function viaStore(data: Buffer, scanned: Outcome, what: () => string): Pro
   check(after.warnings.length === 0 && isDeepStrictEqual(after.records, [...scanned.records, appended]), () => `${what()}: append after recovery`);
 }
 
-function guardOutput(): { calls(): string[]; restore(): void } {
-  const spies = [
-    vi.spyOn(process.stdout, "write").mockName("stdout.write"),
-    vi.spyOn(process.stderr, "write").mockName("stderr.write"),
-    vi.spyOn(process, "emitWarning").mockName("process.emitWarning"),
-    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) => vi.spyOn(console, m).mockName(`console.${m}`)),
-  ];
-  return {
-    calls: () => spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
-  };
-}
-
 async function guarded(run: () => Promise<void>): Promise<void> {
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown): void => void rejections.push(reason);
-  process.on("unhandledRejection", onRejection);
-  const guard = guardOutput();
-  let printed: string[];
-  try {
-    await run();
-  } finally {
-    printed = guard.calls();
-    guard.restore();
-    await new Promise((resolve) => setImmediate(resolve));
-    process.off("unhandledRejection", onRejection);
-  }
+  const { printed, rejections } = await recordOutput(run);
   expect(printed).toEqual([]);
   expect(rejections).toEqual([]);
 }

@@ -10,6 +10,7 @@ import { tempDirs } from "./__fixtures__/temp-dir.ts";
 import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 import { MAX_REF_LENGTH, MAX_REF_SEGMENTS, parseRef, type PromptPrefix, type PromptRef } from "./prompt-ref.ts";
+import { guardOutput } from "../../../test/support/output-guard.ts";
 
 // 100,000 generated prompt references (traversal, encodings, unicode, drive letters, NUL,
 // forged PromptRef objects, over-long refs), each parsed with parseRef AND loaded against a
@@ -370,22 +371,6 @@ async function runCase(c: Case): Promise<void> {
     outcome = e;
   }
   count(outcome);
-}
-
-// ---- output guard -----------------------------------------------------------------------
-
-/** Records every write to stdout/stderr, console call and process warning while it is installed. */
-function guardOutput(): { calls(): string[]; restore(): void } {
-  const spies = [
-    vi.spyOn(process.stdout, "write").mockName("stdout.write"),
-    vi.spyOn(process.stderr, "write").mockName("stderr.write"),
-    vi.spyOn(process, "emitWarning").mockName("process.emitWarning"),
-    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) => vi.spyOn(console, m).mockName(`console.${m}`)),
-  ];
-  return {
-    calls: () => spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
-  };
 }
 
 describe("prompt references under hostile input", () => {

@@ -7,6 +7,7 @@ import { canonicalPath } from "./canonical-path.ts";
 import { Scope } from "./scope.ts";
 import type { Permission, ScopeConfig } from "./scope-config.ts";
 import { ScopeError, type ScopeErrorCode } from "./scope-error.ts";
+import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
 
 // Hostile path queries (`..` chains, NUL, very long paths, 200-deep `a/../` chains, unicode
 // lookalikes, symlinks out, symlink loops) against a real tree, and hostile scope configs.
@@ -316,33 +317,8 @@ function checkQuery(s: Scope, r: OracleRules, query: string, from: string): void
 
 // ---- output guard -----------------------------------------------------------------------
 
-function guardOutput(): { calls(): string[]; restore(): void } {
-  const spies = [
-    vi.spyOn(process.stdout, "write").mockName("stdout.write"),
-    vi.spyOn(process.stderr, "write").mockName("stderr.write"),
-    vi.spyOn(process, "emitWarning").mockName("process.emitWarning"),
-    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) => vi.spyOn(console, m).mockName(`console.${m}`)),
-  ];
-  return {
-    calls: () => spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
-  };
-}
-
 async function guarded(run: () => void): Promise<void> {
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown): void => void rejections.push(reason);
-  process.on("unhandledRejection", onRejection);
-  const guard = guardOutput();
-  let printed: string[];
-  try {
-    run();
-  } finally {
-    printed = guard.calls();
-    guard.restore();
-    await new Promise((resolve) => setImmediate(resolve));
-    process.off("unhandledRejection", onRejection);
-  }
+  const { printed, rejections } = await recordOutput(run);
   expect(printed).toEqual([]);
   expect(rejections).toEqual([]);
 }

@@ -13,6 +13,7 @@ import {
   type RenderContext,
   type SystemPromptErrorCode,
 } from "./index.ts";
+import { guarded } from "../../../test/support/output-guard.ts";
 
 // 10,000 templates mutated from the shipped default prompt and a few hand-written ones,
 // each written to a real $workspace file and parsed + rendered through the real
@@ -258,41 +259,6 @@ function countError(e: SystemPromptError): void {
   if (e.line !== undefined && e.column !== undefined) counts.withPosition += 1;
   else if (e.line !== undefined) counts.lineOnly += 1;
   else bump(counts.noPosition, e.code);
-}
-
-// ---- output guard -----------------------------------------------------------------------
-
-/** Records every write to stdout/stderr, console call and process warning while it is installed. */
-function guardOutput(): { calls(): string[]; restore(): void } {
-  const spies = [
-    vi.spyOn(process.stdout, "write").mockName("stdout.write"),
-    vi.spyOn(process.stderr, "write").mockName("stderr.write"),
-    vi.spyOn(process, "emitWarning").mockName("process.emitWarning"),
-    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) => vi.spyOn(console, m).mockName(`console.${m}`)),
-  ];
-  return {
-    calls: () => spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
-  };
-}
-
-/** Runs `body` with output spied on and unhandled rejections recorded; returns both. */
-async function guarded(body: () => Promise<void>): Promise<{ printed: string[]; rejections: unknown[] }> {
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown): void => void rejections.push(reason);
-  process.on("unhandledRejection", onRejection);
-  const guard = guardOutput();
-  let printed: string[];
-  try {
-    await body();
-  } finally {
-    printed = guard.calls();
-    guard.restore();
-    // Let any stray rejection surface before the listener goes.
-    await new Promise((resolve) => setImmediate(resolve));
-    process.off("unhandledRejection", onRejection);
-  }
-  return { printed, rejections };
 }
 
 // ---- setup ------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import {
   type TurnResult,
   type WorkerErrorCode,
 } from "./index.ts";
+import { guarded } from "../../../test/support/output-guard.ts";
 
 // 6,000 generated worker runs against a hand-written hostile LLM client: responses that
 // are not objects, bad `content`, bad `toolCalls` (not arrays, bad entries, duplicate ids,
@@ -693,41 +694,6 @@ function checkWorkerError(error: unknown, expected: WorkerErrorCode): WorkerErro
   counts.errors += 1;
   bump(counts.byCode, error.code);
   return error;
-}
-
-// ---- output guard -------------------------------------------------------------------------
-
-/** Records every write to stdout/stderr, console call and process warning while it is installed. */
-function guardOutput(): { calls(): string[]; restore(): void } {
-  const spies = [
-    vi.spyOn(process.stdout, "write").mockName("stdout.write"),
-    vi.spyOn(process.stderr, "write").mockName("stderr.write"),
-    vi.spyOn(process, "emitWarning").mockName("process.emitWarning"),
-    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) => vi.spyOn(console, m).mockName(`console.${m}`)),
-  ];
-  return {
-    calls: () => spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
-  };
-}
-
-/** Runs `body` with output spied on and unhandled rejections recorded; returns both. */
-async function guarded(body: () => Promise<void>): Promise<{ printed: string[]; rejections: unknown[] }> {
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown): void => void rejections.push(reason);
-  process.on("unhandledRejection", onRejection);
-  const guard = guardOutput();
-  let printed: string[];
-  try {
-    await body();
-  } finally {
-    printed = guard.calls();
-    guard.restore();
-    // Let any stray rejection surface before the listener goes.
-    await new Promise((resolve) => setImmediate(resolve));
-    process.off("unhandledRejection", onRejection);
-  }
-  return { printed, rejections };
 }
 
 afterAll(() => {

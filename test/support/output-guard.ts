@@ -6,7 +6,7 @@ import { vi } from "vitest";
  */
 
 /** Records every write to stdout/stderr, console call and process warning while it is installed. */
-export function guardOutput(): { calls(): string[]; restore(): void } {
+function guardOutput(): { calls(): string[]; restore(): void } {
   const spies = [
     vi.spyOn(process.stdout, "write").mockName("stdout.write"),
     vi.spyOn(process.stderr, "write").mockName("stderr.write"),

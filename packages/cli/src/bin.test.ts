@@ -1,19 +1,10 @@
 import { readFile, readdir } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { BIN, makeSandbox, runPod } from "./__fixtures__/sandbox.ts";
-import type { Sandbox } from "./__fixtures__/sandbox.ts";
+import { describe, expect, test } from "vitest";
+import { BIN, runPod, useSandbox } from "./__fixtures__/sandbox.ts";
 
-let box: Sandbox;
-beforeEach(async () => {
-  box = await makeSandbox();
-});
-afterEach(async () => {
-  await box.cleanup();
-});
-
-const pod = (...args: string[]) => runPod(args, { cwd: box.ws, env: box.env });
+const { box, pod } = useSandbox();
 const STACK_LINE = /^\s+at /m;
 
 describe("help and version", () => {

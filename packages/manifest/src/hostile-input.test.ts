@@ -5,7 +5,7 @@ import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { ManifestError, type ManifestErrorCode } from "./manifest-error.ts";
 import { parseManifestLayer, validateManifestLayer } from "./parse-manifest-layer.ts";
 import type { PartialManifest } from "./types.ts";
-import { guardOutput } from "../../../test/support/output-guard.ts";
+import { guarded } from "../../../test/support/output-guard.ts";
 
 // 10,000 generated YAML manifests. Most are valid manifests with one to three hostile
 // defects planted at known lines (aliases, anchors, tags, directives, merge keys, duplicate
@@ -514,19 +514,9 @@ function runCase(c: Case): void {
 
 describe("manifest layers under hostile input", () => {
   test("ten_thousand_hostile_manifests_none_accepted_wrongly_none_printed", async () => {
-    const rejections: unknown[] = [];
-    const onRejection = (reason: unknown): void => void rejections.push(reason);
-    process.on("unhandledRejection", onRejection);
-    const guard = guardOutput();
-    let printed: string[];
-    try {
+    const { printed, rejections } = await guarded(() => {
       fc.assert(fc.property(caseArb, runCase), { seed: SEED, numRuns: RUNS, endOnFailure: true });
-    } finally {
-      printed = guard.calls();
-      guard.restore();
-      await new Promise((resolve) => setImmediate(resolve));
-      process.off("unhandledRejection", onRejection);
-    }
+    });
     expect(printed).toEqual([]);
     expect(rejections).toEqual([]);
     expect(counts.cases).toBe(RUNS);

@@ -10,7 +10,7 @@ import { tempDirs } from "./__fixtures__/temp-dir.ts";
 import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 import { MAX_REF_LENGTH, MAX_REF_SEGMENTS, parseRef, type PromptPrefix, type PromptRef } from "./prompt-ref.ts";
-import { guardOutput } from "../../../test/support/output-guard.ts";
+import { guarded } from "../../../test/support/output-guard.ts";
 
 // 100,000 generated prompt references (traversal, encodings, unicode, drive letters, NUL,
 // forged PromptRef objects, over-long refs), each parsed with parseRef AND loaded against a
@@ -375,12 +375,7 @@ async function runCase(c: Case): Promise<void> {
 
 describe("prompt references under hostile input", () => {
   it("one_hundred_thousand_references_never_read_outside_their_root", async () => {
-    const rejections: unknown[] = [];
-    const onRejection = (reason: unknown): void => void rejections.push(reason);
-    process.on("unhandledRejection", onRejection);
-    const guard = guardOutput();
-    let printed: string[];
-    try {
+    const { printed, rejections } = await guarded(async () => {
       await fc.assert(fc.asyncProperty(caseArb, runCase), {
         seed: SEED,
         numRuns: RUNS,
@@ -407,13 +402,7 @@ describe("prompt references under hostile input", () => {
           [{ raw: "$user/ok\0.md" }],
         ],
       });
-    } finally {
-      printed = guard.calls();
-      guard.restore();
-      // Let any stray rejection surface before the listener goes.
-      await new Promise((resolve) => setImmediate(resolve));
-      process.off("unhandledRejection", onRejection);
-    }
+    });
     expect(printed).toEqual([]);
     expect(rejections).toEqual([]);
     expect(counts.cases).toBe(RUNS);

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach } from "vitest";
 
 /** The bin built by vitest.global-setup.ts. */
 export const BIN = fileURLToPath(new URL("../../node_modules/.cache/pod-cli-test/dist/bin.js", import.meta.url));
@@ -62,4 +63,25 @@ export async function makeSandbox(): Promise<Sandbox> {
     },
     cleanup: () => rm(root, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A fresh sandbox for every test of the calling file (made in beforeEach, removed in
+ * afterEach): `box` always stands for the current test's sandbox, `pod` runs the bin in it.
+ */
+export function useSandbox(): { box: Sandbox; pod: (...args: string[]) => Promise<PodRun> } {
+  let current: Sandbox | undefined;
+  beforeEach(async () => {
+    current = await makeSandbox();
+  });
+  afterEach(async () => {
+    await current?.cleanup();
+    current = undefined;
+  });
+  const now = (): Sandbox => {
+    if (current === undefined) throw new Error("useSandbox: the sandbox exists only while a test runs");
+    return current;
+  };
+  const box = new Proxy({} as Sandbox, { get: (_target, key) => Reflect.get(now(), key) });
+  return { box, pod: (...args) => runPod(args, { cwd: now().ws, env: now().env }) };
 }

@@ -1,18 +1,9 @@
 import { symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { makeSandbox, runPod } from "../__fixtures__/sandbox.ts";
-import type { Sandbox } from "../__fixtures__/sandbox.ts";
+import { describe, expect, test } from "vitest";
+import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
 
-let box: Sandbox;
-beforeEach(async () => {
-  box = await makeSandbox();
-});
-afterEach(async () => {
-  await box.cleanup();
-});
-
-const pod = (...args: string[]) => runPod(args, { cwd: box.ws, env: box.env });
+const { box, pod } = useSandbox();
 const STACK_LINE = /^\s+at /m;
 
 interface CheckJson {

@@ -6,19 +6,10 @@ import { FileSegmentStore, Pod } from "@insomnia/pod";
 import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { makeSandbox, runPod } from "../__fixtures__/sandbox.ts";
-import type { Sandbox } from "../__fixtures__/sandbox.ts";
+import { describe, expect, test } from "vitest";
+import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
 
-let box: Sandbox;
-beforeEach(async () => {
-  box = await makeSandbox();
-});
-afterEach(async () => {
-  await box.cleanup();
-});
-
-const pod = (...args: string[]) => runPod(args, { cwd: box.ws, env: box.env });
+const { box, pod } = useSandbox();
 const STACK_LINE = /^\s+at /m;
 const NOW = "2026-01-02T03:04:05Z";
 

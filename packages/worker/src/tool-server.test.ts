@@ -2,26 +2,9 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { echoTool, failingTool } from "./test-tools.ts";
 import type { Tool } from "./tool.ts";
+import { caught, deferred } from "./__fixtures__/async.ts";
 import { ToolServer } from "./tool-server.ts";
 import { WorkerError } from "./worker-error.ts";
-
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-async function caught(promise: Promise<unknown>): Promise<WorkerError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (WorkerError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a rejection");
-}
 
 function thrown(fn: () => unknown): WorkerError {
   try {

@@ -4,28 +4,11 @@ import type { LlmRequest, LlmResponse } from "./llm-client.ts";
 import type { Message } from "./message.ts";
 import { ScriptedLlmClient } from "./scripted-llm-client.ts";
 import { echoTool, failingTool } from "./test-tools.ts";
+import { caught, deferred } from "./__fixtures__/async.ts";
 import { Worker } from "./worker.ts";
 import { WorkerError } from "./worker-error.ts";
 
 const PROMPT = "You are a careful agent.\n\n---\n## Working boundaries\n\nReadable:\n  - /tmp/x\n";
-
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-async function caught(promise: Promise<unknown>): Promise<WorkerError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (WorkerError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a rejection");
-}
 
 function worker(script: ConstructorParameters<typeof ScriptedLlmClient>[0], options: { maxIterations?: number } = {}) {
   const client = new ScriptedLlmClient(script);

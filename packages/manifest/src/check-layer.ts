@@ -1,7 +1,7 @@
-import * as v from "valibot";
 import { formatKey, pathKey } from "./issue.ts";
 import type { Issue, PathSegments } from "./issue.ts";
 import type { PositionMap } from "./safe-yaml.ts";
+import { valibot } from "./lazy-valibot.ts";
 import { knownKeysAt, layerSchema } from "./schema.ts";
 import { suggestKey } from "./suggest.ts";
 import type { PartialManifest } from "./types.ts";
@@ -18,7 +18,7 @@ export function checkLayerValue(
   // valibot's object schemas accept arrays (as objects with no keys), so `worker: []`
   // would pass as an empty section: reject lists where mappings belong first.
   const misplaced = listsWhereMappingsBelong(value, [], positions);
-  const result = v.safeParse(layerSchema, value, { abortEarly: false, abortPipeEarly: true });
+  const result = valibot().safeParse(layerSchema(), value, { abortEarly: false, abortPipeEarly: true });
   if (result.success) {
     return misplaced.length > 0 ? { value: undefined, issues: misplaced } : { value: result.output as PartialManifest, issues: [] };
   }

@@ -19,7 +19,8 @@ export interface ResolveManifestOptions {
 
 /** Applies defaults (pwd, name, instruction, default allow rule), checks the result, deep-freezes it. */
 export function resolveManifest(partial: PartialManifest, options: ResolveManifestOptions): PodManifest {
-  const checked = checkLayerValue(partial, new Map());
+  // No layer set anything: only defaults apply, and there is nothing to check (nor a reason to load the validator).
+  const checked = isEmptyObject(partial) ? { value: {} as PartialManifest, issues: [] } : checkLayerValue(partial, new Map());
   if (checked.value === undefined) throw toManifestError(sortIssues(checked.issues)[0]!, undefined, "");
   const layer = checked.value;
 
@@ -65,6 +66,12 @@ function copyRule(rule: ManifestScopeRule): ManifestScopeRule {
     permission: rule.permission,
     ...(rule.recursive === undefined ? {} : { recursive: rule.recursive }),
   };
+}
+
+function isEmptyObject(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && Reflect.ownKeys(value).length === 0;
 }
 
 function deepFreeze<T>(value: T): T {

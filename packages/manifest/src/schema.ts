@@ -1,9 +1,6 @@
 import { isAbsolute } from "node:path";
-import * as v from "valibot";
-
-// Each message is the expectation phrase used in "<key> must be <phrase>, got <value>".
-const nonEmptyString = (phrase: string) => v.pipe(v.string(phrase), v.nonEmpty(phrase), v.check(noNul, phrase));
-const positiveInteger = (phrase: string) => v.pipe(v.number(phrase), v.safeInteger(phrase), v.minValue(1, phrase));
+import type * as V from "valibot";
+import { valibot } from "./lazy-valibot.ts";
 
 function noNul(value: string): boolean {
   return !value.includes("\u0000");
@@ -11,66 +8,78 @@ function noNul(value: string): boolean {
 
 const MAPPING = "a mapping";
 
-/** One allow/deny rule. */
-export const scopeRuleSchema = v.strictObject(
-  {
-    target: nonEmptyString("a non-empty path"),
-    permission: v.picklist(["read", "write"], '"read" or "write"'),
-    recursive: v.optional(v.boolean("true or false")),
-  },
-  "a mapping with target and permission",
-);
+/** One manifest layer as written: strict objects, every key optional. Built with the valibot module `v`. */
+function buildLayerSchema(v: typeof V) {
+  // Each message is the expectation phrase used in "<key> must be <phrase>, got <value>".
+  const nonEmptyString = (phrase: string) => v.pipe(v.string(phrase), v.nonEmpty(phrase), v.check(noNul, phrase));
+  const positiveInteger = (phrase: string) => v.pipe(v.number(phrase), v.safeInteger(phrase), v.minValue(1, phrase));
 
-const ruleList = v.array(scopeRuleSchema, "a list of rules");
+  const scopeRule = v.strictObject(
+    {
+      target: nonEmptyString("a non-empty path"),
+      permission: v.picklist(["read", "write"], '"read" or "write"'),
+      recursive: v.optional(v.boolean("true or false")),
+    },
+    "a mapping with target and permission",
+  );
+  const ruleList = v.array(scopeRule, "a list of rules");
 
-/** One manifest layer as written: strict objects, every key optional. */
-export const layerSchema = v.strictObject(
-  {
-    pod: v.optional(
-      v.strictObject(
-        {
-          name: v.optional(nonEmptyString("a non-empty string")),
-          pwd: v.optional(
-            v.pipe(
-              v.string("an absolute path"),
-              v.check(isAbsolute, "an absolute path"),
-              v.check(noNul, "an absolute path"),
+  return v.strictObject(
+    {
+      pod: v.optional(
+        v.strictObject(
+          {
+            name: v.optional(nonEmptyString("a non-empty string")),
+            pwd: v.optional(
+              v.pipe(
+                v.string("an absolute path"),
+                v.check(isAbsolute, "an absolute path"),
+                v.check(noNul, "an absolute path"),
+              ),
             ),
-          ),
-        },
-        MAPPING,
+          },
+          MAPPING,
+        ),
       ),
-    ),
-    worker: v.optional(
-      v.strictObject(
-        {
-          instruction: v.optional(
-            nonEmptyString('a non-empty prompt reference such as "$insomnia/default" or "$workspace/<name>"'),
-          ),
-          max_tokens: v.optional(positiveInteger("a positive whole number")),
-          max_turns: v.optional(positiveInteger("a positive whole number")),
-          temperature: v.optional(
-            v.pipe(v.number("a number from 0 to 2"), v.minValue(0, "a number from 0 to 2"), v.maxValue(2, "a number from 0 to 2")),
-          ),
-        },
-        MAPPING,
+      worker: v.optional(
+        v.strictObject(
+          {
+            instruction: v.optional(
+              nonEmptyString('a non-empty prompt reference such as "$insomnia/default" or "$workspace/<name>"'),
+            ),
+            max_tokens: v.optional(positiveInteger("a positive whole number")),
+            max_turns: v.optional(positiveInteger("a positive whole number")),
+            temperature: v.optional(
+              v.pipe(v.number("a number from 0 to 2"), v.minValue(0, "a number from 0 to 2"), v.maxValue(2, "a number from 0 to 2")),
+            ),
+          },
+          MAPPING,
+        ),
       ),
-    ),
-    scope: v.optional(v.strictObject({ allow: v.optional(ruleList), deny: v.optional(ruleList) }, MAPPING)),
-    provider: v.optional(
-      v.strictObject(
-        {
-          kind: v.optional(nonEmptyString("a non-empty string")),
-          model: v.optional(nonEmptyString("a non-empty string")),
-          base_url: v.optional(nonEmptyString("a non-empty string")),
-          api_key_file: v.optional(nonEmptyString("a non-empty path")),
-        },
-        MAPPING,
+      scope: v.optional(v.strictObject({ allow: v.optional(ruleList), deny: v.optional(ruleList) }, MAPPING)),
+      provider: v.optional(
+        v.strictObject(
+          {
+            kind: v.optional(nonEmptyString("a non-empty string")),
+            model: v.optional(nonEmptyString("a non-empty string")),
+            base_url: v.optional(nonEmptyString("a non-empty string")),
+            api_key_file: v.optional(nonEmptyString("a non-empty path")),
+          },
+          MAPPING,
+        ),
       ),
-    ),
-  },
-  MAPPING,
-);
+    },
+    MAPPING,
+  );
+}
+
+let built: ReturnType<typeof buildLayerSchema> | undefined;
+
+/** The layer schema, built (and valibot loaded) on first use. */
+export function layerSchema(): ReturnType<typeof buildLayerSchema> {
+  built ??= buildLayerSchema(valibot());
+  return built;
+}
 
 interface SchemaShape {
   type: string;
@@ -81,7 +90,7 @@ interface SchemaShape {
 
 /** Known keys of the mapping at `path` in the layer schema, or undefined when it is not a mapping. */
 export function knownKeysAt(path: readonly (string | number)[]): string[] | undefined {
-  let schema: SchemaShape | undefined = layerSchema as unknown as SchemaShape;
+  let schema: SchemaShape | undefined = layerSchema() as unknown as SchemaShape;
   for (const segment of path) {
     schema = unwrap(schema);
     if (schema?.type === "strict_object") {

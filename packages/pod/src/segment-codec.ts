@@ -1,4 +1,4 @@
-import { crc32 } from "node:zlib";
+import { createRequire } from "node:module";
 import { PodError } from "./pod-error.ts";
 import { isSegmentRecord, type SegmentRecord } from "./segment-record.ts";
 
@@ -24,6 +24,18 @@ const HEADER = /^\{"seq":(0|[1-9][0-9]{0,14}),"crc":"([0-9a-f]{8})","record":/;
 const HEADER_MAX = 64;
 const NEWLINE = 0x0a;
 const CLOSE_BRACE = 0x7d;
+
+type Crc32 = typeof import("node:zlib").crc32;
+let zlibCrc32: Crc32 | undefined;
+
+/**
+ * `node:zlib`'s crc32, loaded on first use: loading zlib costs ~3 ms of a process start, and
+ * a pod that never touches its segment log (`pod prompt`) should not pay it.
+ */
+function crc32(data: string | Buffer, value?: number): number {
+  zlibCrc32 ??= (createRequire(import.meta.url)("node:zlib") as typeof import("node:zlib")).crc32;
+  return zlibCrc32(data, value);
+}
 
 /** Checksum of one record line as written in its `crc` member. */
 function lineCrc(seqText: string, recordJson: Buffer): string {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkTemplate } from "./check-template.ts";
-import { parseTemplateText } from "./handlebars-env.ts";
+import { parseTemplateText } from "./handlebars-parser.ts";
 import { SystemPromptError, type SystemPromptErrorCode } from "./system-prompt-error.ts";
 
 const resolve = (name: string): string => (name.startsWith("$") ? name : `$workspace/${name}`);
@@ -181,6 +181,7 @@ describe("checkTemplate", () => {
       ["{{> header this}}", "FORBIDDEN", 1, 12],
       ["{{> header a=1}}", "FORBIDDEN", 1, 12],
       ["{{#each tools}}{{../cwd}}{{/each}}", "FORBIDDEN", 1, 18],
+      ["{{#each tools}}{{#each scope.readable}}{{@../index}}{{/each}}{{/each}}", "FORBIDDEN", 1, 42],
       ["{{@root.cwd}}", "FORBIDDEN", 1, 3],
       ["{{join (join tools)}}", "FORBIDDEN", 1, 8],
       ["{{#if (join tools)}}{{/if}}", "FORBIDDEN", 1, 7],

@@ -354,6 +354,13 @@ class Checker {
     const original = path.original;
     if (path.data) {
       const [head, ...rest] = path.parts;
+      if (path.depth > 0) {
+        this.fail(
+          "FORBIDDEN",
+          path,
+          `parent paths (@../) are not supported; name the outer loop's index with a block parameter: {{#each tools as |tool i|}}...{{i}}`,
+        );
+      }
       if (head === "root") {
         this.fail("FORBIDDEN", path, `@root is not supported; root variables are visible everywhere, write {{${rest.join(".") || "cwd"}}}`);
       }

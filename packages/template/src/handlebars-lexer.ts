@@ -1,4 +1,4 @@
-import { handlebarsParser } from "./handlebars-env.ts";
+import { handlebarsParser } from "./handlebars-parser.ts";
 
 /** A jison source location (lines 1-based, columns 0-based). */
 export interface JisonLocation {

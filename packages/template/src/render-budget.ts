@@ -19,12 +19,12 @@ export const RECOUNT_IN_BYTES: unique symbol = Symbol("insomnia.template.recount
 /**
  * Counts the work of one render: steps (block helper calls, `#each` iterations, include
  * calls) and UTF-8 bytes of output. It throws the moment a cap is crossed, from inside
- * the helper or include that crossed it, so a runaway template stops within a bounded
+ * the block or include that crossed it, so a runaway template stops within a bounded
  * amount of work instead of after producing its whole output.
  *
  * Counting UTF-8 bytes of every chunk cost a tenth of a warm render, so a budget first
  * counts UTF-16 code units: a string of n units has at most 3n UTF-8 bytes, and while
- * 3 × units stays within the cap the output cannot be over it. Past that point `measure`
+ * 3 × units stays within the cap the output cannot be over it. Past that point `account`
  * throws RECOUNT_IN_BYTES and the caller renders again with a budget in byte mode, which
  * counts exactly as before. Output that large is rare, and redoing it at most doubles a
  * render whose cost the caps bound anyway.
@@ -81,16 +81,22 @@ export class RenderBudget {
     }
   }
 
-  /** Runs `render` and accounts for its output; nested measured chunks are not counted twice. */
-  measure(site: BudgetSite, render: () => string): string {
-    const before = this.#size;
-    const out = render();
+  /** The output counted so far; pass it to `account` with the chunk rendered after it. */
+  mark(): number {
+    return this.#size;
+  }
+
+  /**
+   * Accounts for `out`, the whole chunk rendered since `mark` was taken: the count becomes
+   * mark + its size, so chunks nested in it (counted as they finished) are not counted twice.
+   */
+  account(site: BudgetSite, mark: number, out: string): string {
     if (!this.#inBytes) {
-      this.#size = before + out.length;
+      this.#size = mark + out.length;
       if (this.#size * 3 > this.#limits.maxOutputBytes) throw RECOUNT_IN_BYTES;
       return out;
     }
-    this.#size = before + Buffer.byteLength(out, "utf8");
+    this.#size = mark + Buffer.byteLength(out, "utf8");
     if (this.#size > this.#limits.maxOutputBytes) {
       throw this.error(
         "OUTPUT_TOO_LARGE",
@@ -101,14 +107,14 @@ export class RenderBudget {
     return out;
   }
 
-  /** Runs an included file's template with `ref` on the include stack. */
-  within(ref: string, render: () => string): string {
+  /** An included file starts rendering: `ref` goes on the include stack. Pair with `leave`, in a finally. */
+  enter(ref: string): void {
     this.#stack.push(ref);
-    try {
-      return render();
-    } finally {
-      this.#stack.pop();
-    }
+  }
+
+  /** The included file entered last has finished (or thrown). */
+  leave(): void {
+    this.#stack.pop();
   }
 
   /** The include chain right now, root first. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseTemplateText } from "./handlebars-env.ts";
+import { parseTemplateText } from "./handlebars-parser.ts";
 import { describeSyntaxError, type SyntaxErrorInfo } from "./syntax-error.ts";
 
 function syntaxError(text: string): SyntaxErrorInfo {

@@ -1,4 +1,4 @@
-import { handlebarsParser } from "./handlebars-env.ts";
+import { handlebarsParser } from "./handlebars-parser.ts";
 import { lexAll, type JisonLexer, type JisonParser, type Token } from "./handlebars-lexer.ts";
 
 /** Where a syntax error is and what to say about it. */

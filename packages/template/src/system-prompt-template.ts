@@ -1,10 +1,11 @@
-import { parseRef, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
+import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
 import { checkTemplate, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
-import { compileChecked, parseTemplateText, type CompiledTemplate } from "./handlebars-env.ts";
+import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
+import { parseTemplateText } from "./handlebars-parser.ts";
+import { prebuiltAst } from "./prebuilt-asts.ts";
 import { buildRenderData, type RenderContext, type RenderData } from "./render-data.ts";
 import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
-import { createRenderHelpers } from "./render-helpers.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
 import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
 import { SystemPromptError, withProblems } from "./system-prompt-error.ts";
@@ -19,7 +20,7 @@ export interface ParseOptions {
   maxIncludes?: number | undefined;
   /** Statements after every include is expanded in place (loops count once). Default 100 000. */
   maxExpandedNodes?: number | undefined;
-  /** Statements in any one file; compiling costs about 60 µs each, so this bounds parse time. Default 10 000. */
+  /** Statements in any one file; bounds the parse time and memory of one file. Default 10 000. */
   maxFileStatements?: number | undefined;
 }
 
@@ -135,7 +136,7 @@ export class SystemPromptTemplate {
       const key = cacheKey(canonical, loaded.sha256);
       let cached = cacheGet(key);
       if (cached === undefined) {
-        cached = compileFile(loaded.text, loaded.ref, file, chain, Math.min(maxExpandedNodes, maxFileStatements));
+        cached = compileFile(loaded, chain, Math.min(maxExpandedNodes, maxFileStatements));
         cacheSet(key, cached, loaded.text.length);
       }
       const entry: LoadedFile = { ref: canonical, file, sha256: loaded.sha256, cached };
@@ -226,11 +227,11 @@ export class SystemPromptTemplate {
   }
 }
 
-/** What one render uses besides the data: a budget reset per render, and the helpers and partials that count against it. */
+/** What one render uses besides the data: a budget reset per render, and the runtime the compiled files render with. */
 interface RenderState {
   busy: boolean;
   readonly budget: RenderBudget;
-  readonly runtimeOptions: Record<string, unknown>;
+  readonly runtime: { root: RenderData | undefined } & RenderRuntime;
   readonly files: ReadonlyMap<string, LoadedFile>;
 }
 
@@ -240,32 +241,24 @@ function createRenderState(instruction: string, files: ReadonlyMap<string, Loade
     instruction,
     (ref) => files.get(ref)?.file,
   );
-  const partials: Record<string, CompiledTemplate> = {};
-  for (const file of files.values()) {
-    for (const site of file.cached.checked.includes) {
-      const target = files.get(site.target);
-      if (target === undefined) continue;
-      const at = { ref: file.ref, line: site.line, column: site.column };
-      partials[site.partialName] = (context, runtimeOptions) => {
-        budget.step(at);
-        return budget.measure(at, () => budget.within(target.ref, () => target.cached.compiled(context, runtimeOptions)));
-      };
-    }
-  }
-  const runtimeOptions = {
-    helpers: createRenderHelpers(budget),
-    partials,
-    allowProtoPropertiesByDefault: false,
-    allowProtoMethodsByDefault: false,
+  const runtime = {
+    budget,
+    root: undefined as RenderData | undefined,
+    include(target: string): string {
+      const file = files.get(target);
+      if (file === undefined) throw new Error(`internal error: ${target} was included but not loaded`);
+      return file.cached.render(runtime);
+    },
   };
-  return { busy: false, budget, runtimeOptions, files };
+  return { busy: false, budget, runtime, files };
 }
 
 function renderWith(state: RenderState, root: LoadedFile, data: RenderData, limits: BudgetLimits, inBytes: boolean): string {
-  const budget = state.budget;
+  const { budget, runtime } = state;
   budget.reset(limits, inBytes);
+  runtime.root = data;
   try {
-    return budget.measure({ ref: root.ref }, () => root.cached.compiled(data, state.runtimeOptions));
+    return budget.account({ ref: root.ref }, 0, root.cached.render(runtime));
   } catch (cause) {
     if (cause === RECOUNT_IN_BYTES || SystemPromptError.is(cause)) throw cause;
     const ref = budget.current;
@@ -275,10 +268,13 @@ function renderWith(state: RenderState, root: LoadedFile, data: RenderData, limi
       chain: budget.chain(),
       cause,
     });
+  } finally {
+    runtime.root = undefined;
   }
 }
 
-function compileFile(text: string, ref: PromptRef, file: string, chain: readonly string[], maxNodes: number): CachedFile {
+function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: number): CachedFile {
+  const { text, ref, file } = loaded;
   const where = { ref: ref.canonical, file, chain };
   const tooDeep = findTooDeepNesting(text);
   if (tooDeep !== undefined) {
@@ -290,7 +286,7 @@ function compileFile(text: string, ref: PromptRef, file: string, chain: readonly
   }
   let ast: HbsProgram;
   try {
-    ast = parseTemplateText(text);
+    ast = prebuiltAst(loaded.sha256) ?? parseTemplateText(text);
   } catch (cause) {
     const info = describeSyntaxError(text, cause);
     throw new SystemPromptError("SYNTAX", `syntax error: ${info.message}`, {
@@ -309,19 +305,7 @@ function compileFile(text: string, ref: PromptRef, file: string, chain: readonly
       { ...where, line: 1, column: 1 },
     );
   }
-  let compiled: CompiledTemplate;
-  try {
-    compiled = compileChecked(checked.ast);
-  } catch (cause) {
-    const loc = (cause as { lineNumber?: unknown; column?: unknown }) ?? {};
-    throw new SystemPromptError("SYNTAX", `cannot compile: ${messageOf(cause)}`, {
-      ...where,
-      line: typeof loc.lineNumber === "number" ? loc.lineNumber : undefined,
-      column: typeof loc.column === "number" ? loc.column + 1 : undefined,
-      cause,
-    });
-  }
-  return { checked, compiled };
+  return { checked, render: compileRenderer(checked.ast, ref.canonical, checked.includes) };
 }
 
 /**

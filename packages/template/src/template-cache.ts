@@ -1,10 +1,10 @@
 import type { CheckedTemplate } from "./check-template.ts";
-import type { CompiledTemplate } from "./handlebars-env.ts";
+import type { FileRenderer } from "./compile-renderer.ts";
 
 /** A checked and compiled file, shared by every template that includes the same content. */
 export interface CachedFile {
   readonly checked: CheckedTemplate;
-  readonly compiled: CompiledTemplate;
+  readonly render: FileRenderer;
 }
 
 /** Counters and bounds of the parsed-file cache. */
@@ -31,7 +31,7 @@ export interface TemplateCacheLimits {
  * 4096 files: a tree of up to 4096 files (16 times the default maxIncludes) is served
  * entirely from the cache when parsed again, in any order. 8 Mi code units of text bound
  * the memory when the files are large (a file may be 1 MiB): what is kept per file (AST,
- * generated code) grows with its text.
+ * compiled renderer) grows with its text.
  */
 export const DEFAULT_CACHE_LIMITS: TemplateCacheLimits = Object.freeze({ capacity: 4096, maxTextLength: 8 * 1024 * 1024 });
 

@@ -1,0 +1,27 @@
+// Writes dist/prebuilt-asts.json: the Handlebars AST of every builtin prompt, keyed by the
+// sha256 of its text as the prompt-loader reads it (see src/prebuilt-asts.ts). Run by
+// `build` after tsup; a builtin prompt that does not parse fails the build.
+import { readdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, relative, sep } from "node:path";
+import { BUILTIN_PROMPTS_DIR, PromptLoader } from "@insomnia/prompt-loader";
+
+const require = createRequire(import.meta.url);
+const { parse } = require("handlebars/dist/cjs/handlebars/compiler/base.js");
+const { version } = require("handlebars/package.json");
+
+const loader = new PromptLoader();
+const asts = {};
+const files = readdirSync(BUILTIN_PROMPTS_DIR, { recursive: true }).filter((name) => String(name).endsWith(".md"));
+for (const name of files.map(String).sort()) {
+  const ref = `$insomnia/${relative(".", name).split(sep).join("/").slice(0, -".md".length)}`;
+  const { text, sha256 } = await loader.load(ref);
+  try {
+    asts[sha256] = parse(text);
+  } catch (error) {
+    throw new Error(`builtin prompt ${ref} (${join(BUILTIN_PROMPTS_DIR, name)}) does not parse: ${error.message}`);
+  }
+}
+const out = new URL("../dist/prebuilt-asts.json", import.meta.url);
+writeFileSync(out, `${JSON.stringify({ handlebars: version, asts })}\n`);
+console.log(`prebuilt ASTs of ${files.length} builtin prompt(s) for handlebars ${version}`);

@@ -1,0 +1,230 @@
+import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
+import { parseRef, type LoadedPrompt } from "@insomnia/prompt-loader";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { checkTemplate } from "./check-template.ts";
+import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
+import { parseTemplateText } from "./handlebars-parser.ts";
+import { SystemPromptError, SystemPromptTemplate, type RenderContext, type TemplateLoader } from "./index.ts";
+import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
+
+// The renderer against Handlebars itself: Handlebars' main entry compiles the same checked
+// (rewritten) AST with strict lookups, no escaping, its own if/unless/each/with and a join
+// helper, with each include registered as a partial. Every template that passes the checker
+// must render byte for byte the same.
+
+const Handlebars = createRequire(import.meta.url)("handlebars") as typeof import("handlebars");
+
+const MAIN = "$workspace/main";
+const PART = "$workspace/part";
+/** What `{{> part}}` includes: several lines (for indentation), a loop, a trailing newline. */
+const PART_TEXT = "P {{cwd}}\n{{#each tools}}\n- {{this}}{{#if @last}}.{{/if}}\n{{/each}}\n\ntail {{join scope.readable}}\n";
+
+const SCOPE = { readable: ["/repo", "/docs"], writable: ["/repo"], summary: "Readable:\n  - /repo\nWritable:\n  - /repo" };
+const NOW = new Date(Date.UTC(2026, 10, 30, 16, 37, 5));
+const CONTEXTS: readonly RenderContext[] = [
+  { now: NOW, cwd: "/repo", scope: SCOPE, tools: ["write_file", "read_file", "grep"] },
+  { now: NOW, cwd: "", scope: { readable: [], writable: [], summary: "" }, tools: [] },
+  { now: NOW, cwd: "/ü {{x}}", scope: SCOPE, tools: ["only"] },
+];
+
+/** The root data Handlebars gets for a context, written out independently of render-data.ts. */
+function dataOf(ctx: RenderContext) {
+  return {
+    date: "2026-11-30",
+    time: "16:37:05",
+    datetime: "2026-11-30T16:37:05Z",
+    cwd: ctx.cwd,
+    scope: ctx.scope,
+    tools: [...ctx.tools].sort(),
+  };
+}
+
+/** The compile options the package used when Handlebars rendered its templates. */
+const HANDLEBARS_OPTIONS = {
+  data: true,
+  noEscape: true,
+  strict: true,
+  knownHelpersOnly: true,
+  knownHelpers: { if: true, unless: true, each: true, with: true, join: true },
+  compat: false,
+  preventIndent: false,
+};
+
+const resolve = (name: string): string => parseRef(name, parseRef(MAIN)).canonical;
+
+/**
+ * Handlebars joins a body's appends into one `+` expression, so a body that starts with two
+ * values that are not strings adds them: `{{@first}}{{@key}}` prints "1", not "true0". The
+ * renderer prints each value (the README lists this). The reference starts every body with
+ * an empty string, `{{@root.empty}}`, which makes the `+` concatenate.
+ */
+function startBodiesWithText(program: HbsProgram | undefined): HbsProgram | undefined {
+  if (program === undefined) return undefined;
+  for (const node of program.body) {
+    if (node.type === "BlockStatement") {
+      startBodiesWithText(node.program);
+      startBodiesWithText(node.inverse);
+    }
+  }
+  program.body.unshift(Handlebars.parse("{{@root.empty}}").body[0] as unknown as HbsStatement);
+  return program;
+}
+
+function handlebarsRender(text: string, ctx: RenderContext): string {
+  const hb = Handlebars.create();
+  hb.registerHelper("join", (list: unknown, ...rest: unknown[]) =>
+    (list as unknown[]).map(String).join(rest.length === 2 ? String(rest[0]) : ", "),
+  );
+  const main = checkTemplate(parseTemplateText(text), { ref: MAIN }, resolve);
+  const part = hb.compile(startBodiesWithText(checkTemplate(parseTemplateText(PART_TEXT), { ref: PART }, resolve).ast), HANDLEBARS_OPTIONS);
+  const partials = Object.fromEntries(main.includes.map((site) => [site.partialName, part]));
+  return hb.compile(startBodiesWithText(main.ast), HANDLEBARS_OPTIONS)({ ...dataOf(ctx), empty: "" }, { partials });
+}
+
+function memoryLoader(files: Readonly<Record<string, string>>): TemplateLoader {
+  return {
+    load: async (ref) => {
+      const parsed = typeof ref === "string" ? parseRef(ref) : ref;
+      const text = files[parsed.canonical];
+      if (text === undefined) throw new Error(`no file ${parsed.canonical}`);
+      const sha256 = createHash("sha256").update(text).digest("hex");
+      return { ref: parsed, text, file: `/mem/${parsed.path}.md`, sha256 } satisfies LoadedPrompt;
+    },
+  };
+}
+
+/** Random atoms: mostly unbalanced or misplaced, so mostly rejected. */
+const atomTemplate = fc.array(fc.constantFrom(...TEMPLATE_ATOMS), { minLength: 1, maxLength: 16 }).map((atoms) => atoms.join(""));
+
+/** What a spot in a template can see: the names that are right there. */
+interface Where {
+  /** What `this` is. */
+  readonly context: "root" | "item" | "scope";
+  /** Inside `#each`: the @variables exist. */
+  readonly inLoop: boolean;
+  readonly params: readonly string[];
+}
+
+const EVERYWHERE = [
+  "text", "\n", "  ", "é😀 ", "{{cwd}}", "{{date}}", "{{datetime}}", "{{{time}}}", "{{join tools}}",
+  '{{join scope.readable " | "}}', "{{!c}}", "{{~cwd~}}", "  {{> part}}\n", "{{> part}}", "{{join tools scope.summary}}",
+];
+
+function leaves(where: Where): string[] {
+  const out = [...EVERYWHERE];
+  if (where.inLoop) out.push("{{@index}}", "{{@first}}", "{{@last}}", "{{@key}}");
+  if (where.context === "item") out.push("{{this}}", "{{.}}");
+  if (where.context === "scope") out.push("{{summary}}", "{{join readable}}", "{{this.summary}}");
+  for (const param of where.params) out.push(param === "s" ? "{{s.summary}}" : `{{${param}}}`);
+  return out;
+}
+
+function conditions(where: Where): string[] {
+  const out = ["tools", "scope.writable", "cwd"];
+  if (where.inLoop) out.push("@first", "@last", "@index");
+  if (where.context === "item") out.push("this");
+  if (where.context === "scope") out.push("readable");
+  for (const param of where.params) out.push(param === "s" ? "s.readable" : param);
+  return out;
+}
+
+/** Balanced blocks of the template language, with names that are right where they land. */
+function templateBody(depth: number, where: Where): fc.Arbitrary<string> {
+  const choices: fc.Arbitrary<string>[] = [fc.constantFrom(...leaves(where))];
+  if (depth > 0) {
+    const inner = (next: Where) => templateBody(depth - 1, next);
+    const eachWhere = (params: boolean): Where => ({
+      context: "item",
+      inLoop: true,
+      params: params ? [...where.params.filter((p) => p !== "tool" && p !== "i"), "tool", "i"] : where.params,
+    });
+    const lists = where.context === "scope" ? ["tools", "scope.readable", "readable", "writable"] : ["tools", "scope.readable", "scope.writable"];
+    choices.push(
+      fc
+        .tuple(fc.constantFrom("if", "unless"), fc.constantFrom(...conditions(where)), inner(where), fc.option(inner(where)), fc.boolean())
+        .map(([helper, condition, body, otherwise, standalone]) => block(helper, condition, body, otherwise, standalone)),
+      fc
+        .tuple(fc.constantFrom(...lists), fc.boolean(), fc.option(inner(where)), fc.boolean())
+        .chain(([list, params, otherwise, standalone]) =>
+          inner(eachWhere(params)).map((body) =>
+            block("each", params ? `${list} as |tool i|` : list, body, otherwise, standalone),
+          ),
+        ),
+      fc
+        .tuple(fc.boolean(), fc.boolean())
+        .chain(([params, standalone]) =>
+          inner({ context: "scope", inLoop: where.inLoop, params: params ? [...where.params, "s"] : where.params }).map((body) =>
+            block("with", params ? "scope as |s|" : "scope", body, null, standalone),
+          ),
+        ),
+    );
+  }
+  return fc.array(fc.oneof(...choices), { maxLength: 5 }).map((nodes) => nodes.join(""));
+}
+
+const structuredTemplate = templateBody(3, { context: "root", inLoop: false, params: [] });
+
+function block(helper: string, argument: string, body: string, otherwise: string | null, standalone: boolean): string {
+  const nl = standalone ? "\n" : "";
+  const inverse = otherwise === null ? "" : `${nl}{{else}}${nl}${otherwise}`;
+  return `${nl}{{#${helper} ${argument}}}${nl}${body}${inverse}${nl}{{/${helper}}}${nl}`;
+}
+
+async function ourRender(text: string, ctx: RenderContext): Promise<string | SystemPromptError> {
+  try {
+    const template = await SystemPromptTemplate.parse(MAIN, memoryLoader({ [MAIN]: text, [PART]: PART_TEXT }));
+    return template.renderInstruction(ctx);
+  } catch (error) {
+    if (SystemPromptError.is(error)) return error;
+    throw error;
+  }
+}
+
+describe("compileRenderer", () => {
+  it("renders_every_checked_template_exactly_as_handlebars_does", async () => {
+    let compared = 0;
+    let rejected = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.oneof({ arbitrary: structuredTemplate, weight: 3 }, { arbitrary: atomTemplate, weight: 1 }), fc.constantFrom(...CONTEXTS), async (text, ctx) => {
+        const ours = await ourRender(text, ctx);
+        if (ours instanceof SystemPromptError) {
+          expect(ours.phase).toBe("parse");
+          rejected++;
+          return;
+        }
+        compared++;
+        expect(ours).toBe(handlebarsRender(text, ctx));
+      }),
+      { numRuns: 2500, seed: 0x5eed },
+    );
+    // Not vacuous: most generated templates pass the checker and are compared, some do not.
+    expect(compared).toBeGreaterThan(1500);
+    expect(rejected).toBeGreaterThan(300);
+  });
+
+  it("resolves_names_like_handlebars_in_nested_blocks", async () => {
+    const text = [
+      "{{#each tools as |tool i|}}",
+      "{{#each scope.readable as |path|}}{{tool}}@{{path}} {{i}}/{{@index}}{{#if @first}} first{{/if}}{{#if @last}} last{{/if}};{{/each}}",
+      "{{#with scope as |s|}}[{{@index}} {{s.summary}} {{cwd}} {{this.summary}}]{{/with}}",
+      "{{/each}}",
+      "{{#each tools}}{{#unless @first}}, {{/unless}}{{.}}={{@key}}{{/each}}",
+      "{{#with scope}}{{#each writable}}{{this}} in {{cwd}}{{/each}}{{/with}}",
+    ].join("\n");
+    for (const ctx of CONTEXTS) expect(await ourRender(text, ctx)).toBe(handlebarsRender(text, ctx));
+    expect(await ourRender(text, CONTEXTS[0] as RenderContext)).toContain("grep@/repo 0/0 first;grep@/docs 0/1 last;");
+  });
+
+  it("prints_two_values_in_a_row_each_as_text", async () => {
+    // Handlebars 4.7 prints "1" here (it adds true and 0); the renderer prints what is written.
+    expect(await ourRender("{{#each tools}}{{@first}}{{@key}} {{/each}}", CONTEXTS[0] as RenderContext)).toBe("true0 false1 false2 ");
+  });
+
+  it("indents_a_standalone_include_like_handlebars", async () => {
+    const text = "Intro\n    {{> part}}\n\t{{> part}}\nafter {{> part}} inline\n";
+    for (const ctx of CONTEXTS) expect(await ourRender(text, ctx)).toBe(handlebarsRender(text, ctx));
+    expect(await ourRender(text, CONTEXTS[0] as RenderContext)).toContain("Intro\n    P /repo\n    - grep\n");
+  });
+});

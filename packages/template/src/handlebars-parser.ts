@@ -1,0 +1,34 @@
+import { createRequire } from "node:module";
+import type { HbsProgram } from "./handlebars-ast.ts";
+
+interface HandlebarsParserModule {
+  /** Handlebars.parse: the jison parser, then standalone-line and `~` whitespace control. */
+  parse(input: string): unknown;
+  /** The jison parser itself. */
+  parser: unknown;
+}
+
+// Only Handlebars' parser is used: templates are rendered by compile-renderer.ts, never by
+// Handlebars' compiler or runtime. `compiler/base.js` is what Handlebars.parse is (the
+// same function, exported by every build of the release) and loads five small files (parser,
+// whitespace control, AST helpers, utils, exception) instead of the whole library: about
+// 7 ms less to start a process than the single-file build. It is loaded on first use, since
+// a run that renders only the builtin instruction gets its AST prebuilt (prebuilt-asts.ts).
+// handlebars is CommonJS and has no `exports` map, so the file is required by its path.
+// handlebars-parser.test.ts checks the ASTs are the main entry's.
+let base: HandlebarsParserModule | undefined;
+
+function handlebars(): HandlebarsParserModule {
+  base ??= createRequire(import.meta.url)("handlebars/dist/cjs/handlebars/compiler/base.js") as HandlebarsParserModule;
+  return base;
+}
+
+/** Parses template text into an AST (standalone lines and `~` whitespace control applied). */
+export function parseTemplateText(text: string): HbsProgram {
+  return handlebars().parse(text) as HbsProgram;
+}
+
+/** The jison parser behind Handlebars.parse, for locating syntax errors. */
+export function handlebarsParser(): unknown {
+  return handlebars().parser;
+}

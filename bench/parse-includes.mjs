@@ -154,9 +154,9 @@ export default async function run(log) {
         "The 1-file row is dominated by the fixed cost of one parse, so it is not part of the linearity check.",
         `Linearity: the per-KiB cost of the 1,000-file tree is ${fmtRatio(perKB(big) / perKB(base))} that of the 10-file tree (1.5x or less counts as linear here).`,
         "Trees: file 0 is the root (`$workspace/n0000`); every other file is included exactly once, by a random earlier file with depth < 8 and fewer than 10 includes (seeded, so every run builds the same trees). Each file is ~1 KiB: text, `{{cwd}}`, `{{date}}`, an `#if` with `join`, an `#each`, and its `{{> child}}` lines. Parsed with `maxIncludes: 2000` (default 256).",
-        "Cold = `clearTemplateCache()` then `SystemPromptTemplate.parse` (loads and hashes every file, Handlebars-parses, checks and compiles every file, depth and expansion checks). Cache hit = `parse` again with the cache warm: files are still loaded and hashed (to see their current content), checking and compiling is skipped per file.",
+        "Cold = `clearTemplateCache()` then `SystemPromptTemplate.parse` (loads every file, Handlebars-parses, checks and compiles every file to closures, depth and expansion checks). Cache hit = `parse` again with the cache warm: files are still loaded (to see their current content; the cache is keyed by ref and text), parsing, checking and compiling is skipped per file.",
         `The template cache holds ${templateCacheStats().capacity} files (LRU): a tree of more files than that evicts its own first files while being parsed, so a second parse in the same order misses on every file.`,
-        `A cache-hit parse still costs ${fmtMs(measured.find((m) => m.count === 100).cached / 100)} per file (100-file tree): that is loading (realpath ×2, stat, open, fstat, readlink of /proc/self/fd, read ×2, close — sequential async fs calls) and hashing, which the cache cannot skip.`,
+        `A cache-hit parse still costs ${fmtMs(measured.find((m) => m.count === 100).cached / 100)} per file (100-file tree): that is loading (realpath ×2, stat, open, fstat, readlink of /proc/self/fd, read ×2, close), which the cache cannot skip.`,
         "Median of 2 rotated tinybench rounds per tree.",
       ],
     });

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { link, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { PodError } from "./pod-error.ts";
@@ -88,7 +87,7 @@ export async function acquireSegmentLock(
   file: string,
   segmentId: string,
 ): Promise<{ lock: SegmentLock; warnings: SegmentWarning[] }> {
-  const token = randomUUID();
+  const token = globalThis.crypto.randomUUID(); // the Web Crypto global: no node:crypto import at start-up
   const content = `${process.pid}\n${hostname()}\n${token}\n`;
   // Registered before the file exists, so a concurrent acquirer in this process that reads
   // our pid never mistakes this lock for a stale one.

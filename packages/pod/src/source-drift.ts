@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import type { PromptLoader } from "@insomnia/prompt-loader";
 import type { PodWarning } from "./pod-warning.ts";
 
@@ -10,10 +10,16 @@ export interface RecordedSource {
   readonly sha256: string;
 }
 
-/** Hex SHA-256 of a prompt file's text the way @insomnia/prompt-loader hashes it: BOM stripped, CRLF and CR -> LF. */
+let crypto: typeof import("node:crypto") | undefined;
+
+/**
+ * Hex SHA-256 of a prompt file's text the way @insomnia/prompt-loader hashes it: BOM stripped,
+ * CRLF and CR -> LF. node:crypto is loaded on first use (only restoring a pod compares hashes).
+ */
 export function hashPromptText(bytes: Uint8Array): string {
   const text = new TextDecoder("utf-8").decode(bytes).replace(/\r\n?/g, "\n"); // decode() drops a leading BOM
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  crypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return crypto.createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /** Why a recorded source no longer matches, or undefined when it does. */

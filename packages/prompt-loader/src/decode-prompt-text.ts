@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -22,9 +22,15 @@ export function normalizeText(text: string): string {
   return body.replace(/\r\n?/g, "\n");
 }
 
-/** Hex SHA-256 of the UTF-8 bytes of `text`. */
+let crypto: typeof import("node:crypto") | undefined;
+
+/**
+ * Hex SHA-256 of the UTF-8 bytes of `text`. node:crypto is loaded on first use: loading it
+ * is about a tenth of a cold `pod prompt`, which never needs a hash.
+ */
 export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  crypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return crypto.createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /** Offset of the first byte that starts an ill-formed UTF-8 sequence, or undefined when all is valid. */

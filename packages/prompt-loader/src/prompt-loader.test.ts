@@ -66,6 +66,18 @@ describe("PromptLoader.load", () => {
     expect(results[0]?.sha256).toBe(sha256Hex("builtin"));
   });
 
+  it("a_loaded_prompt_is_frozen_and_its_hash_a_plain_enumerable_value", async () => {
+    const { user, loader } = await setup();
+    await write(join(user, "h.md"), "hash me");
+    const loaded = await loader.load("$user/h");
+    // The hash is computed when first read, but reads like any other field: in spreads and JSON too.
+    expect(Object.isFrozen(loaded)).toBe(true);
+    expect(Object.keys(loaded)).toEqual(["ref", "text", "file", "sha256"]);
+    expect({ ...loaded }.sha256).toBe(sha256Hex("hash me"));
+    expect(JSON.parse(JSON.stringify(loaded)).sha256).toBe(sha256Hex("hash me"));
+    expect(loaded.sha256).toBe(loaded.sha256);
+  });
+
   it("accepts_a_parsed_ref_and_rejects_a_forged_one", async () => {
     const { user, loader } = await setup();
     await write(join(user, "a", "b.md"), "ab");

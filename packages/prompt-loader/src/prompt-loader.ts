@@ -3,6 +3,7 @@ import { BUILTIN_PROMPTS_DIR } from "./builtin-prompts-dir.ts";
 import { PromptLoaderError } from "./prompt-loader-error.ts";
 import { parseRef, type PromptPrefix, type PromptRef } from "./prompt-ref.ts";
 import { userPromptsDir, workspacePromptsDir } from "./prompt-roots.ts";
+import { sha256Hex } from "./decode-prompt-text.ts";
 import { readPromptFile } from "./read-prompt-file.ts";
 
 /** Default cap on a prompt file's size: 1 MiB. */
@@ -34,7 +35,7 @@ export interface LoadedPrompt {
   readonly text: string;
   /** Real path of the file read. */
   readonly file: string;
-  /** Hex SHA-256 of `text`'s UTF-8 bytes. */
+  /** Hex SHA-256 of `text`'s UTF-8 bytes (computed on first read of the property, then kept). */
   readonly sha256: string;
 }
 
@@ -89,7 +90,20 @@ export class PromptLoader {
       );
     }
     const file = path.join(root, ...parsed.path.split("/")) + ".md";
-    const read = readPromptFile({ ref: written, root, file, maxBytes: this.maxBytes });
-    return { ref: parsed, ...read };
+    const { text, file: realFile } = readPromptFile({ ref: written, root, file, maxBytes: this.maxBytes });
+    return loadedPrompt(parsed, text, realFile);
   }
+}
+
+/** A LoadedPrompt whose hash is computed when first asked for: rendering never needs it. */
+function loadedPrompt(ref: PromptRef, text: string, file: string): LoadedPrompt {
+  let sha256: string | undefined;
+  return Object.freeze(
+    Object.defineProperties({} as LoadedPrompt, {
+      ref: { value: ref, enumerable: true },
+      text: { value: text, enumerable: true },
+      file: { value: file, enumerable: true },
+      sha256: { get: () => (sha256 ??= sha256Hex(text)), enumerable: true },
+    }),
+  );
 }

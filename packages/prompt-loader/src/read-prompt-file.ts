@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync, statSync, type Stats } from "node:fs";
-import { decodePromptText, sha256Hex } from "./decode-prompt-text.ts";
+import { decodePromptText } from "./decode-prompt-text.ts";
 import { isInside } from "./is-inside.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 
@@ -11,11 +11,10 @@ export interface ReadRequest {
   maxBytes: number;
 }
 
-/** The normalized text of a contained regular file, with its real path and hash. */
+/** The normalized text of a contained regular file, with its real path. */
 export interface ReadResult {
   text: string;
   file: string;
-  sha256: string;
 }
 
 // O_NONBLOCK: opening a FIFO swapped in after the stat check must not wait for a writer.
@@ -95,7 +94,7 @@ export function readPromptFile(req: ReadRequest): ReadResult {
         { ref, file, byteOffset: decoded.byteOffset, cause: decoded.cause },
       );
     }
-    return { text: decoded.text, file: realFile, sha256: sha256Hex(decoded.text) };
+    return { text: decoded.text, file: realFile };
   } catch (error) {
     if (PromptLoaderError.is(error)) throw error;
     throw fail("READ_FAILED", `cannot read ${realFile}: ${messageOf(error)}`, error);

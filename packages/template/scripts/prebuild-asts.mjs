@@ -1,5 +1,5 @@
-// Writes dist/prebuilt-asts.json: the Handlebars AST of every builtin prompt, keyed by the
-// sha256 of its text as the prompt-loader reads it (see src/prebuilt-asts.ts). Run by
+// Writes dist/prebuilt-asts.json: every builtin prompt's text, as the prompt-loader reads
+// it, with its Handlebars AST (see src/prebuilt-asts.ts). Run by
 // `build` after tsup; a builtin prompt that does not parse fails the build.
 import { readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -11,17 +11,17 @@ const { parse } = require("handlebars/dist/cjs/handlebars/compiler/base.js");
 const { version } = require("handlebars/package.json");
 
 const loader = new PromptLoader();
-const asts = {};
+const prompts = [];
 const files = readdirSync(BUILTIN_PROMPTS_DIR, { recursive: true }).filter((name) => String(name).endsWith(".md"));
 for (const name of files.map(String).sort()) {
   const ref = `$insomnia/${relative(".", name).split(sep).join("/").slice(0, -".md".length)}`;
-  const { text, sha256 } = await loader.load(ref);
+  const { text } = await loader.load(ref);
   try {
-    asts[sha256] = parse(text);
+    prompts.push({ text, ast: parse(text) });
   } catch (error) {
     throw new Error(`builtin prompt ${ref} (${join(BUILTIN_PROMPTS_DIR, name)}) does not parse: ${error.message}`);
   }
 }
 const out = new URL("../dist/prebuilt-asts.json", import.meta.url);
-writeFileSync(out, `${JSON.stringify({ handlebars: version, asts })}\n`);
+writeFileSync(out, `${JSON.stringify({ handlebars: version, prompts })}\n`);
 console.log(`prebuilt ASTs of ${files.length} builtin prompt(s) for handlebars ${version}`);

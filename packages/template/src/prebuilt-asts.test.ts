@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -15,7 +14,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => usePrebuiltAstsFile(undefined));
 
 const TEXT = "Hi {{cwd}}\n{{#each tools as |t|}}\n  - {{t}}\n{{/each}}\n";
-const SHA = createHash("sha256").update(TEXT).digest("hex");
 
 function writeTable(name: string, content: string): URL {
   const file = join(dir, name);
@@ -23,29 +21,31 @@ function writeTable(name: string, content: string): URL {
   return pathToFileURL(file);
 }
 
-function table(asts: Record<string, HbsProgram>, handlebars = version): string {
-  return JSON.stringify({ handlebars, asts } satisfies PrebuiltAsts);
+function table(texts: readonly string[], handlebars = version): string {
+  return JSON.stringify({ handlebars, prompts: texts.map((text) => ({ text, ast: parseTemplateText(text) })) } satisfies PrebuiltAsts);
 }
 
 describe("prebuiltAst", () => {
   it("gives_the_ast_handlebars_parses_and_a_fresh_copy_each_time", () => {
-    usePrebuiltAstsFile(writeTable("ok.json", table({ [SHA]: parseTemplateText(TEXT) })));
-    const first = prebuiltAst(SHA);
+    usePrebuiltAstsFile(writeTable("ok.json", table([TEXT, "other {{date}}"])));
+    const first = prebuiltAst(TEXT);
     expect(first).toEqual(parseTemplateText(TEXT));
     (first as HbsProgram).body.length = 0;
-    expect(prebuiltAst(SHA)).toEqual(parseTemplateText(TEXT));
-    expect(prebuiltAst("0".repeat(64))).toBeUndefined();
+    expect(prebuiltAst(TEXT)).toEqual(parseTemplateText(TEXT));
+    expect(prebuiltAst("other {{date}}")).toEqual(parseTemplateText("other {{date}}"));
+    expect(prebuiltAst(`${TEXT} `)).toBeUndefined();
   });
 
   it("is_unused_when_another_handlebars_release_built_it", () => {
-    usePrebuiltAstsFile(writeTable("old.json", table({ [SHA]: parseTemplateText(TEXT) }, "4.0.0")));
-    expect(prebuiltAst(SHA)).toBeUndefined();
+    usePrebuiltAstsFile(writeTable("old.json", table([TEXT], "4.0.0")));
+    expect(prebuiltAst(TEXT)).toBeUndefined();
   });
 
   it("a_missing_or_damaged_table_means_parsing", () => {
-    for (const content of [undefined, "", "{", "null", '{"handlebars":"x"}', `{"handlebars":"${version}","asts":null}`]) {
+    const wrongShapes = [`{"handlebars":"${version}","prompts":null}`, `{"handlebars":"${version}","prompts":[null,{"text":1},{"text":"${"x"}"}]}`];
+    for (const content of [undefined, "", "{", "null", '{"handlebars":"x"}', ...wrongShapes]) {
       usePrebuiltAstsFile(content === undefined ? pathToFileURL(join(dir, "absent.json")) : writeTable("bad.json", content));
-      expect(prebuiltAst(SHA), String(content)).toBeUndefined();
+      expect([prebuiltAst(TEXT), prebuiltAst("x")], String(content)).toEqual([undefined, undefined]);
     }
   });
 });

@@ -5,28 +5,28 @@ import type { HbsProgram } from "./handlebars-ast.ts";
 /** The file the build writes next to the bundle (scripts/prebuild-asts.mjs). */
 export const PREBUILT_ASTS_FILE = "prebuilt-asts.json";
 
-/** Its content: the Handlebars release that parsed, and the AST of each builtin prompt by the sha256 of its text. */
+/** Its content: the Handlebars release that parsed, and each builtin prompt's text (as loaded) with its AST. */
 export interface PrebuiltAsts {
   readonly handlebars: string;
-  readonly asts: Readonly<Record<string, HbsProgram>>;
+  readonly prompts: readonly { readonly text: string; readonly ast: HbsProgram }[];
 }
 
 let location: URL | undefined = new URL(`./${PREBUILT_ASTS_FILE}`, import.meta.url);
 let table: ReadonlyMap<string, HbsProgram> | undefined;
 
 /**
- * The AST Handlebars.parse gives for a text with this sha256, when the build parsed that
- * text already (the builtin prompts), else undefined. A fresh copy every call: the checker
+ * The AST Handlebars.parse gives for `text`, when the build parsed that text already (the
+ * builtin prompts), else undefined. A fresh copy every call: the checker
  * rewrites the AST it is given.
  *
  * Parsing needs Handlebars' parser, and loading it is about a tenth of a cold `pod prompt`;
  * with the builtin instruction prebuilt, such a run never loads it. Content-addressed, so
- * any file with the same text gets the same AST; used only when the installed handlebars is
+ * any file with the same text gets the same AST (the text is the key: nothing to hash); used only when the installed handlebars is
  * the release that built the table, and a missing or unreadable table just means parsing.
  */
-export function prebuiltAst(sha256: string): HbsProgram | undefined {
+export function prebuiltAst(text: string): HbsProgram | undefined {
   table ??= readTable(location);
-  const ast = table.get(sha256);
+  const ast = table.get(text);
   return ast === undefined ? undefined : structuredClone(ast);
 }
 
@@ -44,9 +44,14 @@ function readTable(file: URL | undefined): ReadonlyMap<string, HbsProgram> {
   } catch {
     return new Map();
   }
-  if (typeof parsed !== "object" || parsed === null || typeof parsed.asts !== "object" || parsed.asts === null) return new Map();
+  if (typeof parsed !== "object" || parsed === null || !Array.isArray(parsed.prompts)) return new Map();
   if (parsed.handlebars !== installedHandlebarsVersion()) return new Map();
-  return new Map(Object.entries(parsed.asts));
+  const table = new Map<string, HbsProgram>();
+  for (const prompt of parsed.prompts as unknown[]) {
+    const { text, ast } = (prompt ?? {}) as { text?: unknown; ast?: { type?: unknown } };
+    if (typeof text === "string" && ast?.type === "Program") table.set(text, ast as HbsProgram);
+  }
+  return table;
 }
 
 function installedHandlebarsVersion(): string | undefined {

@@ -55,7 +55,10 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxSteps: 200_000,
 });
 
-interface LoadedFile extends TemplateSource {
+interface LoadedFile {
+  readonly ref: string;
+  readonly file: string;
+  readonly loaded: LoadedPrompt;
   readonly cached: CachedFile;
 }
 
@@ -84,7 +87,10 @@ export class SystemPromptTemplate {
     this.instruction = instruction;
     this.#files = files;
     this.sources = Object.freeze(
-      [...files.values()].map(({ ref, file, sha256 }) => Object.freeze({ ref, file, sha256 })),
+      [...files.values()].map(({ ref, file, loaded }) =>
+        // The hash is computed when first read: rendering never needs it.
+        Object.freeze(Object.defineProperties({ ref, file } as TemplateSource, { sha256: { get: () => loaded.sha256, enumerable: true } })),
+      ),
     );
   }
 
@@ -133,13 +139,13 @@ export class SystemPromptTemplate {
     const visit = async (loaded: Awaited<ReturnType<TemplateLoader["load"]>>, chain: readonly string[]) => {
       const canonical = loaded.ref.canonical;
       const file = loaded.file;
-      const key = cacheKey(canonical, loaded.sha256);
+      const key = cacheKey(canonical, loaded.text);
       let cached = cacheGet(key);
       if (cached === undefined) {
         cached = compileFile(loaded, chain, Math.min(maxExpandedNodes, maxFileStatements));
         cacheSet(key, cached, loaded.text.length);
       }
-      const entry: LoadedFile = { ref: canonical, file, sha256: loaded.sha256, cached };
+      const entry: LoadedFile = { ref: canonical, file, loaded, cached };
       files.set(canonical, entry);
 
       // An include that fails to load is reported and the next one is tried; any other problem ends the parse.
@@ -286,7 +292,7 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
   }
   let ast: HbsProgram;
   try {
-    ast = prebuiltAst(loaded.sha256) ?? parseTemplateText(text);
+    ast = prebuiltAst(text) ?? parseTemplateText(text);
   } catch (cause) {
     const info = describeSyntaxError(text, cause);
     throw new SystemPromptError("SYNTAX", `syntax error: ${info.message}`, {

@@ -41,16 +41,17 @@ interface Entry {
 }
 
 let limits: TemplateCacheLimits = DEFAULT_CACHE_LIMITS;
-// Keyed by canonical ref and content hash: the check and the include rewriting depend on
-// nothing else, so a hit is exactly what parsing the same file again would produce.
+// Keyed by canonical ref and text: the check and the include rewriting depend on nothing
+// else, so a hit is exactly what parsing the same file again would produce. The text itself
+// is the key (no hash to compute; the text length is what the cache bounds anyway).
 const entries = new Map<string, Entry>();
 let textLength = 0;
 let hits = 0;
 let misses = 0;
 
 /** The cache key of a file. */
-export function cacheKey(canonicalRef: string, sha256: string): string {
-  return `${canonicalRef}\0${sha256}`;
+export function cacheKey(canonicalRef: string, text: string): string {
+  return `${canonicalRef}\0${text}`;
 }
 
 /** Looks a file up, refreshing its place in the LRU order. */

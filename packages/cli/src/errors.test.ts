@@ -4,7 +4,7 @@ import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { SystemPromptError } from "@insomnia/template";
 import { describe, expect, test } from "vitest";
 import { CliError } from "./cli-error.ts";
-import { classifyError, isRootInstructionError, problemAtInstructionOrigin } from "./errors.ts";
+import { classifyError, isRootInstructionError, manifestOriginOf, problemAtManifestOrigin } from "./errors.ts";
 
 describe("classifyError", () => {
   test("manifest_error_is_the_users_with_its_position_and_no_repeated_location", () => {
@@ -85,8 +85,9 @@ describe("classifyError", () => {
   });
 });
 
-describe("problemAtInstructionOrigin", () => {
+describe("problemAtManifestOrigin", () => {
   const origin = { file: ".insomnia/pod.yaml", line: 2, column: 16 };
+  const origins = { "worker.instruction": origin };
   const rootFailure = () => {
     const loader = new PromptLoaderError("UNKNOWN_PREFIX", 'unknown prefix "$foo"', { ref: "$foo/x", index: 0 });
     const inner = new SystemPromptError("INCLUDE_FAILED", 'cannot load instruction "$foo/x": unknown prefix "$foo"', { ref: "$foo/x", cause: loader });
@@ -99,7 +100,7 @@ describe("problemAtInstructionOrigin", () => {
     const classified = classifyError(error);
     if (classified.kind !== "user") throw new Error("expected a user error");
     expect(classified.problem.file).toBe("$foo/x");
-    expect(problemAtInstructionOrigin(error, classified.problem, origin)).toEqual({
+    expect(problemAtManifestOrigin(error, classified.problem, origins)).toEqual({
       file: ".insomnia/pod.yaml",
       line: 2,
       column: 16,
@@ -108,7 +109,7 @@ describe("problemAtInstructionOrigin", () => {
       message: 'cannot load instruction "$foo/x": unknown prefix "$foo"',
       severity: "error",
     });
-    expect(problemAtInstructionOrigin(error, classified.problem, undefined)).toBe(classified.problem);
+    expect(problemAtManifestOrigin(error, classified.problem, {})).toBe(classified.problem);
   });
 
   test("include_failures_and_other_errors_stay_where_they_are", () => {
@@ -118,7 +119,24 @@ describe("problemAtInstructionOrigin", () => {
     for (const error of [include, wrapped, syntax, new PodError("INVALID_SCOPE", "bad rule")]) {
       expect(isRootInstructionError(error)).toBe(false);
       const problem = { file: "/w/main.md", code: "X", message: "m", severity: "error" as const };
-      expect(problemAtInstructionOrigin(error, problem, origin)).toBe(problem);
+      expect(problemAtManifestOrigin(error, problem, origins)).toBe(problem);
     }
+  });
+
+  test("a_scope_rule_or_pwd_that_cannot_be_resolved_moves_to_its_manifest_value", () => {
+    const scopeError = (code: string, details: { rule?: string; path?: string }) =>
+      Object.assign(new Error(`${details.rule ?? "base"}: cannot be resolved`), { code, ...details, [Symbol.for("insomnia.scope.error")]: true });
+    const target = { file: "--overlay", line: 1, column: 30 };
+    const pwd = { file: ".insomnia/pod.yaml", line: 2, column: 8 };
+    const all = { ...origins, "scope.allow[1].target": target, "scope.allow[1].permission": origin, "pod.pwd": pwd };
+    const rule = new PodError("INVALID_SCOPE", "invalid scope", { cause: scopeError("INVALID_RULE", { rule: "scope.allow[1]" }) });
+    const base = new PodError("INVALID_SCOPE", "invalid scope", { cause: scopeError("INVALID_BASE", { path: "/loop" }) });
+    expect([manifestOriginOf(rule, all), manifestOriginOf(base, all)]).toEqual([target, pwd]);
+    const classified = classifyError(rule);
+    if (classified.kind !== "user") throw new Error("expected a user error");
+    expect(problemAtManifestOrigin(rule, classified.problem, all)).toMatchObject({ ...target, code: "INVALID_RULE" });
+    // A rule or pwd no layer set (defaults) has no origin: the problem stays as it was.
+    expect([manifestOriginOf(rule, origins), manifestOriginOf(base, origins)]).toEqual([undefined, undefined]);
+    expect(manifestOriginOf(new PodError("INVALID_SCOPE", "x"), all)).toBeUndefined();
   });
 });

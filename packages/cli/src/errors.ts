@@ -1,5 +1,5 @@
 import { ManifestError } from "@insomnia/manifest";
-import type { ManifestOrigin } from "@insomnia/manifest";
+import type { ManifestOrigin, ManifestOrigins } from "@insomnia/manifest";
 import { PodError } from "@insomnia/pod";
 import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { SystemPromptError } from "@insomnia/template";
@@ -25,7 +25,7 @@ interface Located {
   column?: number | undefined;
 }
 
-function isScopeError(value: unknown): value is Error & { code: string; path?: string } {
+function isScopeError(value: unknown): value is Error & { code: string; path?: string; rule?: string } {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[SCOPE_ERROR_BRAND] === true;
 }
 
@@ -102,22 +102,33 @@ export function isRootInstructionError(error: unknown): boolean {
 }
 
 /**
- * The problem for `error`, moved to the manifest value that set `worker.instruction` when
- * the instruction itself could not be loaded: the reference names no file the user can
- * open, the manifest line does.
+ * The manifest value `error` is about, when a layer set it: `worker.instruction` when the
+ * instruction itself could not be loaded (the reference names no file the user can open,
+ * the manifest line does), the rule's `target` when a scope rule could not be resolved
+ * (`scope.allow[1]` names a list index, the manifest line shows the value), `pod.pwd`
+ * when the pod's directory could not be.
  */
-export function problemAtInstructionOrigin(error: unknown, problem: Problem, origin: ManifestOrigin | undefined): Problem {
-  if (origin === undefined || !isRootInstructionError(error)) return problem;
-  return { ...problem, file: origin.file, line: origin.line, column: origin.column };
+export function manifestOriginOf(error: unknown, origins: ManifestOrigins): ManifestOrigin | undefined {
+  if (isRootInstructionError(error)) return origins["worker.instruction"];
+  const inner: unknown = PodError.is(error) && error.code === "INVALID_SCOPE" ? error.cause : error;
+  if (!isScopeError(inner)) return undefined;
+  if (inner.code === "INVALID_BASE") return origins["pod.pwd"];
+  return inner.rule === undefined ? undefined : (origins[`${inner.rule}.target`] ?? origins[`${inner.rule}.permission`]);
+}
+
+/** The problem for `error`, moved to the manifest value it is about (see manifestOriginOf), if any. */
+export function problemAtManifestOrigin(error: unknown, problem: Problem, origins: ManifestOrigins): Problem {
+  const origin = manifestOriginOf(error, origins);
+  return origin === undefined ? problem : { ...problem, file: origin.file, line: origin.line, column: origin.column };
 }
 
 /**
- * Every problem behind `error`, the first being `problem` (from classifyError) moved to the
- * instruction's origin like problemAtInstructionOrigin; the rest are the other problems the
- * template parse found (`SystemPromptError.problems`), in order.
+ * Every problem behind `error`, the first being `problem` (from classifyError) moved like
+ * problemAtManifestOrigin; the rest are the other problems the template parse found
+ * (`SystemPromptError.problems`), in order.
  */
-export function problemsAtInstructionOrigin(error: unknown, problem: Problem, origin: ManifestOrigin | undefined): Problem[] {
-  const first = problemAtInstructionOrigin(error, problem, origin);
+export function problemsAtManifestOrigin(error: unknown, problem: Problem, origins: ManifestOrigins): Problem[] {
+  const first = problemAtManifestOrigin(error, problem, origins);
   const inner: unknown = PodError.is(error) && error.code === "INVALID_SYSTEM_PROMPT_TEMPLATE" ? error.cause : error;
   if (!SystemPromptError.is(inner) || !Array.isArray(inner.problems)) return [first];
   return [first, ...inner.problems.slice(1).map((other) => problemFromUserError(other))];

@@ -189,12 +189,12 @@ describe("pod check", () => {
       expect(json.problems).toMatchObject([{ file: "--overlay", line: 1, column: 22, code: "INCLUDE_FAILED", cause: "INVALID_REF" }]);
     });
 
-    test("with_an_invalid_scope_too_both_problems_show_and_the_instruction_is_located", async () => {
+    test("with_an_invalid_scope_too_both_problems_show_each_at_its_manifest_value", async () => {
       await symlink("loop", join(box.ws, "loop"));
       await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/missing"\nscope:\n  allow:\n    - {target: loop/x, permission: read}\n');
       const json = JSON.parse((await pod("check", "--json")).stdout) as CheckJson;
       expect(json.problems.map((p) => [p.code, p.file, p.line, p.column, p.cause])).toEqual([
-        ["INVALID_RULE", null, null, null, null],
+        ["INVALID_RULE", ".insomnia/pod.yaml", 5, 16, null],
         ["INCLUDE_FAILED", ".insomnia/pod.yaml", 2, 16, "NOT_FOUND"],
       ]);
     });

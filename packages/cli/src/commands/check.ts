@@ -14,7 +14,7 @@ import { PodError, prepareSystemPrompt, readAgentsMd } from "@insomnia/pod";
 import { PromptLoader } from "@insomnia/prompt-loader";
 import { SystemPromptTemplate } from "@insomnia/template";
 import type { CheckOptions } from "../args.ts";
-import { classifyError, problemFromUserError, problemsAtInstructionOrigin } from "../errors.ts";
+import { classifyError, problemFromUserError, problemsAtManifestOrigin } from "../errors.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
@@ -113,7 +113,6 @@ async function collectLayerIssues(
 /** Parses the instruction the way a pod does (scope first, then the template); returns the number of source files. */
 async function checkInstruction(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]): Promise<number | undefined> {
   const env = { ...io.env };
-  const origin = origins["worker.instruction"];
   try {
     const prepared = await prepareSystemPrompt(manifest, { env });
     const agents = await readAgentsMd(prepared.cwd, prepared.scope);
@@ -124,7 +123,7 @@ async function checkInstruction(manifest: PodManifest, origins: ManifestOrigins,
   } catch (error) {
     const classified = classifyError(error);
     if (classified.kind === "internal") throw error;
-    problems.push(...problemsAtInstructionOrigin(error, classified.problem, origin));
+    problems.push(...problemsAtManifestOrigin(error, classified.problem, origins));
     // The scope is built before the template is parsed; parse it anyway so both problems show.
     if (PodError.is(error) && error.code === "INVALID_SCOPE") {
       try {
@@ -132,7 +131,7 @@ async function checkInstruction(manifest: PodManifest, origins: ManifestOrigins,
       } catch (parseError) {
         const parsed = classifyError(parseError);
         if (parsed.kind === "internal") throw parseError;
-        problems.push(...problemsAtInstructionOrigin(parseError, parsed.problem, origin));
+        problems.push(...problemsAtManifestOrigin(parseError, parsed.problem, origins));
       }
     }
     return undefined;

@@ -255,6 +255,21 @@ describe("pod prompt with an instruction that cannot be loaded", () => {
   });
 });
 
+describe("pod prompt with a scope that cannot be resolved", () => {
+  test("a_rule_whose_target_is_a_symlink_loop_is_reported_at_its_target_value", async () => {
+    await symlink("loop", join(box.ws, "loop"));
+    await box.write(".insomnia/pod.yaml", "scope:\n  allow:\n    - target: .\n      permission: write\n    - target: loop/inner\n      permission: read\n");
+    const run = await pod("prompt", "--now", NOW);
+    expect([run.code, run.stdout]).toEqual([1, ""]);
+    expect(run.stderr).toMatch(/^pod: \.insomnia\/pod\.yaml:5:15: INVALID_RULE: scope\.allow\[1\]: target "loop\/inner" cannot be resolved: .*symlink/);
+    expect(run.stderr).not.toMatch(STACK_LINE);
+    // Rules of every layer are numbered in one list: the overlay's first rule comes after the file's.
+    await box.write(".insomnia/pod.yaml", "scope:\n  allow:\n    - target: .\n      permission: write\n");
+    const overlay = await pod("prompt", "--now", NOW, "--overlay", 'scope.allow = [{target: "loop/x", permission: "read"}]');
+    expect(overlay.stderr).toMatch(/^pod: --overlay:1:25: INVALID_RULE: scope\.allow\[1\]: target "loop\/x" cannot be resolved/);
+  });
+});
+
 describe("pod prompt --explain and --json", () => {
   test("explain_maps_sources_sections_and_tokens", async () => {
     await goldenWorkspace();

@@ -16,15 +16,15 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   try {
     result = await materializeSystemPrompt({ manifest, tools: options.tools, now, env: { ...io.env } });
   } catch (error) {
-    // An instruction that cannot be loaded is reported at the manifest value that set it;
-    // everything else goes to main's report unchanged.
-    // errors.ts is imported here, as main does, so a prompt that renders loads no more than before.
-    const origin = origins["worker.instruction"];
-    if (origin === undefined) throw error;
-    const { classifyError, isRootInstructionError, problemAtInstructionOrigin } = await import("../errors.ts");
-    const classified = isRootInstructionError(error) ? classifyError(error) : undefined;
-    if (classified?.kind !== "user") throw error;
-    io.stderr.write(`pod: ${formatProblemLine(problemAtInstructionOrigin(error, classified.problem, origin), style)}\n`);
+    // An instruction that cannot be loaded, or a scope rule or pod.pwd that cannot be
+    // resolved, is reported at the manifest value that set it; everything else goes to
+    // main's report unchanged. errors.ts is imported here, as main does, so a prompt that
+    // renders loads no more than before.
+    const { classifyError, manifestOriginOf, problemAtManifestOrigin } = await import("../errors.ts");
+    if (manifestOriginOf(error, origins) === undefined) throw error;
+    const classified = classifyError(error);
+    if (classified.kind !== "user") throw error;
+    io.stderr.write(`pod: ${formatProblemLine(problemAtManifestOrigin(error, classified.problem, origins), style)}\n`);
     return 1; // a problem in the user's files, as main reports it
   }
 

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -130,7 +130,8 @@ describe("publishing to a private registry", () => {
     npmInstall(dir, ["@insomnia/template", "@insomnia/prompt-loader"]);
     writeFileSync(
       join(dir, "render.mjs"),
-      `import { PromptLoader } from "@insomnia/prompt-loader";
+      `import { createRequire } from "node:module";
+import { PromptLoader } from "@insomnia/prompt-loader";
 import { SystemPromptTemplate } from "@insomnia/template";
 const template = await SystemPromptTemplate.parse("$insomnia/default", new PromptLoader());
 const prompt = template.render({
@@ -139,14 +140,20 @@ const prompt = template.render({
   tools: ["read_file", "run"],
   scope: { readable: ["/srv/repo"], writable: ["/srv/repo"], summary: "Readable:\\n  - /srv/repo\\nWritable:\\n  - /srv/repo" },
 });
-process.stdout.write(JSON.stringify({ prompt, sources: template.sources }));
+// The builtin's AST ships prebuilt: rendering it never loads Handlebars' parser.
+const handlebarsLoaded = Object.keys(createRequire(import.meta.url).cache).some((id) => /handlebars.*\\.js$/.test(id));
+process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handlebarsLoaded }));
 `,
     );
     const out = JSON.parse(run(process.execPath, ["render.mjs"], { cwd: dir })) as {
       prompt: string;
-      sources: { ref: string; file: string }[];
+      sources: { ref: string; file: string; sha256: string }[];
+      handlebarsLoaded: boolean;
     };
     expect(out.sources.map((s) => s.ref)).toEqual(["$insomnia/default"]);
+    expect(out.sources[0]!.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(existsSync(join(dir, "node_modules", "@insomnia", "template", "dist", "prebuilt-asts.json"))).toBe(true);
+    expect(out.handlebarsLoaded).toBe(false);
     for (const name of ["template", "prompt-loader"]) {
       const changelog = readFileSync(join(dir, "node_modules", "@insomnia", name, "CHANGELOG.md"), "utf8");
       expect(changelog).toMatch(new RegExp(`^# @insomnia/${name}\\n\\n## 0\\.1\\.0\\n`));

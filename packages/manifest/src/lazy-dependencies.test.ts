@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 
 // yaml and valibot are loaded on first use (lazy-yaml.ts, lazy-valibot.ts): a run without a
 // manifest layer loads neither. Both are required through their CommonJS builds, so
-// require.cache says whether they were loaded.
+// require.cache says whether they were loaded. That cache is per process: this relies on
+// vitest's default of one fresh worker process per test file (pool "forks", isolate on).
 const require = createRequire(import.meta.url);
 const LAZY = { yaml: require.resolve("yaml"), valibot: require.resolve("valibot") };
 const loaded = () => ({ yaml: require.cache[LAZY.yaml] !== undefined, valibot: require.cache[LAZY.valibot] !== undefined });

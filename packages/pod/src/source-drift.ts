@@ -10,7 +10,7 @@ export interface RecordedSource {
   readonly sha256: string;
 }
 
-let crypto: typeof import("node:crypto") | undefined;
+let nodeCrypto: typeof import("node:crypto") | undefined;
 
 /**
  * Hex SHA-256 of a prompt file's text the way @insomnia/prompt-loader hashes it: BOM stripped,
@@ -18,8 +18,8 @@ let crypto: typeof import("node:crypto") | undefined;
  */
 export function hashPromptText(bytes: Uint8Array): string {
   const text = new TextDecoder("utf-8").decode(bytes).replace(/\r\n?/g, "\n"); // decode() drops a leading BOM
-  crypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
-  return crypto.createHash("sha256").update(text, "utf8").digest("hex");
+  nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /** Why a recorded source no longer matches, or undefined when it does. */

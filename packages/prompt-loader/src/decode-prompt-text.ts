@@ -22,15 +22,15 @@ export function normalizeText(text: string): string {
   return body.replace(/\r\n?/g, "\n");
 }
 
-let crypto: typeof import("node:crypto") | undefined;
+let nodeCrypto: typeof import("node:crypto") | undefined;
 
 /**
  * Hex SHA-256 of the UTF-8 bytes of `text`. node:crypto is loaded on first use: loading it
  * is about a tenth of a cold `pod prompt`, which never needs a hash.
  */
 export function sha256Hex(text: string): string {
-  crypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
-  return crypto.createHash("sha256").update(text, "utf8").digest("hex");
+  nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /** Offset of the first byte that starts an ill-formed UTF-8 sequence, or undefined when all is valid. */

@@ -3,7 +3,7 @@
 // `build` after tsup; a builtin prompt that does not parse fails the build.
 import { readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, relative, sep } from "node:path";
+import { join, sep } from "node:path";
 import { BUILTIN_PROMPTS_DIR, PromptLoader } from "@insomnia/prompt-loader";
 
 const require = createRequire(import.meta.url);
@@ -14,12 +14,12 @@ const loader = new PromptLoader();
 const prompts = [];
 const files = readdirSync(BUILTIN_PROMPTS_DIR, { recursive: true }).filter((name) => String(name).endsWith(".md"));
 for (const name of files.map(String).sort()) {
-  const ref = `$insomnia/${relative(".", name).split(sep).join("/").slice(0, -".md".length)}`;
-  const { text } = await loader.load(ref);
+  const ref = `$insomnia/${name.split(sep).join("/").slice(0, -".md".length)}`;
   try {
+    const { text } = await loader.load(ref);
     prompts.push({ text, ast: parse(text) });
   } catch (error) {
-    throw new Error(`builtin prompt ${ref} (${join(BUILTIN_PROMPTS_DIR, name)}) does not parse: ${error.message}`);
+    throw new Error(`builtin prompt ${ref} (${join(BUILTIN_PROMPTS_DIR, name)}) cannot be prebuilt: ${error.message}`);
   }
 }
 const out = new URL("../dist/prebuilt-asts.json", import.meta.url);

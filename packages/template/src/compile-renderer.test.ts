@@ -4,6 +4,8 @@ import { parseRef, type LoadedPrompt } from "@insomnia/prompt-loader";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkTemplate } from "./check-template.ts";
+import { compileRenderer } from "./compile-renderer.ts";
+import { RenderBudget } from "./render-budget.ts";
 import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
 import { parseTemplateText } from "./handlebars-parser.ts";
 import { SystemPromptError, SystemPromptTemplate, type RenderContext, type TemplateLoader } from "./index.ts";
@@ -197,11 +199,11 @@ describe("compileRenderer", () => {
         compared++;
         expect(ours).toBe(handlebarsRender(text, ctx));
       }),
-      { numRuns: 2500, seed: 0x5eed },
+      { numRuns: 2000, seed: 0x5eed },
     );
     // Not vacuous: most generated templates pass the checker and are compared, some do not.
-    expect(compared).toBeGreaterThan(1500);
-    expect(rejected).toBeGreaterThan(300);
+    expect(compared).toBeGreaterThan(1200);
+    expect(rejected).toBeGreaterThan(250);
   });
 
   it("resolves_names_like_handlebars_in_nested_blocks", async () => {
@@ -220,6 +222,16 @@ describe("compileRenderer", () => {
   it("prints_two_values_in_a_row_each_as_text", async () => {
     // Handlebars 4.7 prints "1" here (it adds true and 0); the renderer prints what is written.
     expect(await ourRender("{{#each tools}}{{@first}}{{@key}} {{/each}}", CONTEXTS[0] as RenderContext)).toBe("true0 false1 false2 ");
+  });
+
+  it("never_reads_the_prototype_even_for_a_name_the_checker_would_refuse", () => {
+    // A second layer under the checker: only own properties of the data are ever read.
+    const ast = parseTemplateText("[{{constructor}}][{{scope.__proto__}}][{{toString}}][{{scope.readable.length}}][{{cwd}}]");
+    const render = compileRenderer(ast, MAIN, []);
+    const budget = new RenderBudget({ maxOutputBytes: 1024, maxSteps: 100 }, MAIN, () => undefined);
+    const root = Object.freeze({ cwd: "/repo", scope: Object.freeze({ readable: Object.freeze(["/repo"]) }) });
+    // (`length` is an array's own property, which Handlebars reads too; the checker refuses it.)
+    expect(render({ budget, root, include: () => "" })).toBe("[][][][1][/repo]");
   });
 
   it("indents_a_standalone_include_like_handlebars", async () => {

@@ -72,6 +72,13 @@ function joinList(list: readonly unknown[], separator: string): string {
   return out;
 }
 
+/** How many lines of `text` Handlebars indents: every line except a last empty one. */
+function indentedLineCount(text: string): number {
+  let lines = 1;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) lines++;
+  return text.endsWith("\n") || text === "" ? lines - 1 : lines;
+}
+
 /** Handlebars' indentation of a standalone partial: every line, except a last empty one, gets `indent`. */
 function indentLines(text: string, indent: string): string {
   const lines = text.split("\n");
@@ -82,15 +89,20 @@ function indentLines(text: string, indent: string): string {
   return lines.join("\n");
 }
 
+/** `value[key]` when it is the value's own property, else undefined: the prototype is never reached. */
+function own(value: unknown, key: string): unknown {
+  return typeof value === "object" && value !== null && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+}
+
 function member(from: Lookup, parts: readonly string[]): Lookup {
   if (parts.length === 0) return from;
   if (parts.length === 1) {
     const [a] = parts as [string];
-    return (scope, runtime) => (from(scope, runtime) as Record<string, unknown> | null | undefined)?.[a];
+    return (scope, runtime) => own(from(scope, runtime), a);
   }
   return (scope, runtime) => {
     let value = from(scope, runtime);
-    for (let i = 0; i < parts.length && value != null; i++) value = (value as Record<string, unknown>)[parts[i] as string];
+    for (let i = 0; i < parts.length && value !== undefined; i++) value = own(value, parts[i] as string);
     return value;
   };
 }
@@ -263,7 +275,10 @@ class RendererCompiler {
       } finally {
         budget.leave();
       }
-      return budget.account(at, mark, indent === "" ? out : indentLines(out, indent));
+      budget.account(at, mark, out);
+      if (indent === "") return out;
+      budget.accountCopies(at, indent, indentedLineCount(out));
+      return indentLines(out, indent);
     };
   }
 

@@ -18,8 +18,16 @@ interface HandlebarsParserModule {
 // handlebars-parser.test.ts checks the ASTs are the main entry's.
 let base: HandlebarsParserModule | undefined;
 
+const PARSER_FILE = "handlebars/dist/cjs/handlebars/compiler/base.js";
+
 function handlebars(): HandlebarsParserModule {
-  base ??= createRequire(import.meta.url)("handlebars/dist/cjs/handlebars/compiler/base.js") as HandlebarsParserModule;
+  if (base !== undefined) return base;
+  try {
+    base = createRequire(import.meta.url)(PARSER_FILE) as HandlebarsParserModule;
+  } catch (cause) {
+    // Not the template's fault: the installed handlebars is missing or laid out differently.
+    throw new Error(`cannot load Handlebars' parser (${PARSER_FILE}); reinstall @insomnia/template's dependencies (handlebars ^4.7.10)`, { cause });
+  }
   return base;
 }
 

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import type { HbsProgram } from "./handlebars-ast.ts";
 
 /** The file the build writes next to the bundle (scripts/prebuild-asts.mjs). */
-export const PREBUILT_ASTS_FILE = "prebuilt-asts.json";
+const PREBUILT_ASTS_FILE = "prebuilt-asts.json";
 
 /** Its content: the Handlebars release that parsed, and each builtin prompt's text (as loaded) with its AST. */
 export interface PrebuiltAsts {

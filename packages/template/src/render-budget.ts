@@ -97,6 +97,27 @@ export class RenderBudget {
       return out;
     }
     this.#size = mark + Buffer.byteLength(out, "utf8");
+    this.checkBytes(site);
+    return out;
+  }
+
+  /**
+   * Accounts for `copies` more copies of `text` in the output (an include's indentation, one
+   * per line) before they are built, so an indented include over the cap stops here instead
+   * of after building a string larger than the cap.
+   */
+  accountCopies(site: BudgetSite, text: string, copies: number): void {
+    const size = this.#inBytes ? Buffer.byteLength(text, "utf8") : text.length;
+    this.#size += size * copies;
+    if (!this.#inBytes) {
+      if (this.#size * 3 > this.#limits.maxOutputBytes) throw RECOUNT_IN_BYTES;
+      return;
+    }
+    this.checkBytes(site);
+  }
+
+  /** In byte mode: throws OUTPUT_TOO_LARGE at `site` when the output counted so far is over the cap. */
+  private checkBytes(site: BudgetSite): void {
     if (this.#size > this.#limits.maxOutputBytes) {
       throw this.error(
         "OUTPUT_TOO_LARGE",
@@ -104,7 +125,6 @@ export class RenderBudget {
         `the rendered instruction is larger than ${this.#limits.maxOutputBytes} bytes (at least ${this.#size}); shorten the template or what it loops over`,
       );
     }
-    return out;
   }
 
   /** An included file starts rendering: `ref` goes on the include stack. Pair with `leave`, in a finally. */

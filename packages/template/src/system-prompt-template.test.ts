@@ -545,4 +545,26 @@ describe("SystemPromptTemplate: bad input", () => {
       "Head\nx\n   S\n",
     );
   });
+
+  it("counts_an_include_s_indentation_before_building_it", async () => {
+    // 100,000 short lines, each indented by 5,000 spaces, would be a 500 MB string.
+    p.write("$workspace/wide", `Head\n${" ".repeat(5000)}{{> lines}}\nTail\n`);
+    p.write("$workspace/lines", "x\n".repeat(100_000));
+    const template = await SystemPromptTemplate.parse("$workspace/wide", p.loader);
+    const error = renderError(template, sampleContext());
+    expect(where(error)).toEqual({
+      phase: "render",
+      code: "OUTPUT_TOO_LARGE",
+      ref: "$workspace/wide",
+      file: p.fileOf("$workspace/wide"),
+      line: 2,
+      column: 5001,
+    });
+    p.write("$workspace/narrow", "Head\n  {{> two}}\nTail\n");
+    p.write("$workspace/two", "a\nb\n");
+    const narrow = await SystemPromptTemplate.parse("$workspace/narrow", p.loader);
+    const exact = "Head\n  a\n  b\nTail\n";
+    expect(narrow.renderInstruction(sampleContext(), { maxOutputBytes: exact.length })).toBe(exact);
+    expect(where(renderError(narrow, sampleContext(), { maxOutputBytes: exact.length - 1 }))).toMatchObject({ code: "OUTPUT_TOO_LARGE" });
+  });
 });

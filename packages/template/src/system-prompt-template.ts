@@ -9,7 +9,7 @@ import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budg
 import { describeSyntaxError } from "./syntax-error.ts";
 import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
 import { SystemPromptError, withProblems } from "./system-prompt-error.ts";
-import { cacheGet, cacheKey, cacheSet, type CachedFile } from "./template-cache.ts";
+import { cacheGet, cacheSet, type CachedFile } from "./template-cache.ts";
 import { assembleSystemPrompt } from "./trailing-section.ts";
 
 /** Limits checked while parsing. */
@@ -139,11 +139,10 @@ export class SystemPromptTemplate {
     const visit = async (loaded: Awaited<ReturnType<TemplateLoader["load"]>>, chain: readonly string[]) => {
       const canonical = loaded.ref.canonical;
       const file = loaded.file;
-      const key = cacheKey(canonical, loaded.text);
-      let cached = cacheGet(key);
+      let cached = cacheGet(canonical, loaded.text);
       if (cached === undefined) {
         cached = compileFile(loaded, chain, Math.min(maxExpandedNodes, maxFileStatements));
-        cacheSet(key, cached, loaded.text.length);
+        cacheSet(canonical, loaded.text, cached);
       }
       const entry: LoadedFile = { ref: canonical, file, loaded, cached };
       files.set(canonical, entry);
@@ -311,7 +310,12 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       { ...where, line: 1, column: 1 },
     );
   }
-  return { checked, render: compileRenderer(checked.ast, ref.canonical, checked.includes) };
+  try {
+    return { checked, render: compileRenderer(checked.ast, ref.canonical, checked.includes) };
+  } catch (cause) {
+    // Only a checker bug can get here: the renderer compiles every construct the checker accepts.
+    throw new SystemPromptError("SYNTAX", `cannot compile the checked template: ${messageOf(cause)}; please report this`, { ...where, cause });
+  }
 }
 
 /**

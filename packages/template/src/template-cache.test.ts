@@ -39,6 +39,22 @@ describe("template cache", () => {
     expect(second.sources).toEqual(first.sources);
   });
 
+  it("two_workspaces_with_different_files_under_the_same_ref_both_stay_cached", async () => {
+    const other = makePromptDirs();
+    try {
+      p.write("$workspace/main", "first {{cwd}}");
+      other.write("$workspace/main", "second {{date}}");
+      for (let round = 0; round < 2; round++) {
+        const a = await SystemPromptTemplate.parse("$workspace/main", p.loader);
+        const b = await SystemPromptTemplate.parse("$workspace/main", other.loader);
+        expect([a.renderInstruction(sampleContext()), b.renderInstruction(sampleContext())]).toEqual(["first /repo", "second 2026-11-30"]);
+      }
+      expect(templateCacheStats()).toMatchObject({ hits: 2, misses: 2, size: 2, textLength: 28 });
+    } finally {
+      other.cleanup();
+    }
+  });
+
   it("past_capacity_the_least_recently_used_files_go_first", async () => {
     setTemplateCacheLimits({ capacity: 3, maxTextLength: DEFAULT_CACHE_LIMITS.maxTextLength });
     for (const name of ["a", "b", "c", "d"]) p.write(`$workspace/${name}`, name);

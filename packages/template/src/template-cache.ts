@@ -36,63 +36,71 @@ export interface TemplateCacheLimits {
 export const DEFAULT_CACHE_LIMITS: TemplateCacheLimits = Object.freeze({ capacity: 4096, maxTextLength: 8 * 1024 * 1024 });
 
 interface Entry {
+  readonly ref: string;
+  readonly text: string;
   readonly file: CachedFile;
-  readonly textLength: number;
 }
 
 let limits: TemplateCacheLimits = DEFAULT_CACHE_LIMITS;
 // Keyed by canonical ref and text: the check and the include rewriting depend on nothing
-// else, so a hit is exactly what parsing the same file again would produce. The text itself
-// is the key (no hash to compute; the text length is what the cache bounds anyway).
-const entries = new Map<string, Entry>();
+// else, so a hit is exactly what parsing the same file again would produce. The text string
+// the loader returned is the key itself (no hash to compute, no copy: the template that
+// parsed it keeps the same string), one inner map per ref, so several versions of a ref
+// (pods in different workspaces) are cached side by side.
+const byRef = new Map<string, Map<string, Entry>>();
+/** Every entry, least recently used first. */
+const lru = new Set<Entry>();
 let textLength = 0;
 let hits = 0;
 let misses = 0;
 
-/** The cache key of a file. */
-export function cacheKey(canonicalRef: string, text: string): string {
-  return `${canonicalRef}\0${text}`;
-}
-
-/** Looks a file up, refreshing its place in the LRU order. */
-export function cacheGet(key: string): CachedFile | undefined {
-  const entry = entries.get(key);
+/** Looks a file up by canonical ref and text, refreshing its place in the LRU order. */
+export function cacheGet(ref: string, text: string): CachedFile | undefined {
+  const entry = byRef.get(ref)?.get(text);
   if (entry === undefined) {
     misses++;
     return undefined;
   }
   hits++;
-  entries.delete(key);
-  entries.set(key, entry);
+  lru.delete(entry);
+  lru.add(entry);
   return entry.file;
 }
 
-/** Stores a file whose text is `length` code units long, evicting the least recently used ones past either bound. */
-export function cacheSet(key: string, file: CachedFile, length: number): void {
-  remove(key);
-  entries.set(key, { file, textLength: length });
-  textLength += length;
+/** Stores the checked, compiled form of a file, evicting the least recently used ones past either bound. */
+export function cacheSet(ref: string, text: string, file: CachedFile): void {
+  const existing = byRef.get(ref)?.get(text);
+  if (existing !== undefined) remove(existing);
+  const entry: Entry = { ref, text, file };
+  let versions = byRef.get(ref);
+  if (versions === undefined) {
+    versions = new Map();
+    byRef.set(ref, versions);
+  }
+  versions.set(text, entry);
+  lru.add(entry);
+  textLength += text.length;
   evict();
 }
 
-function remove(key: string): void {
-  const old = entries.get(key);
-  if (old === undefined) return;
-  entries.delete(key);
-  textLength -= old.textLength;
+function remove(entry: Entry): void {
+  if (!lru.delete(entry)) return;
+  textLength -= entry.text.length;
+  const versions = byRef.get(entry.ref);
+  versions?.delete(entry.text);
+  if (versions?.size === 0) byRef.delete(entry.ref);
 }
 
 function evict(): void {
-  while (entries.size > limits.capacity || (textLength > limits.maxTextLength && entries.size > 0)) {
-    const oldest = entries.keys().next();
-    if (oldest.done === true) break;
-    remove(oldest.value);
+  for (const oldest of lru) {
+    if (lru.size <= limits.capacity && textLength <= limits.maxTextLength) return;
+    remove(oldest);
   }
 }
 
 /** Hits, misses, size and bounds of the module-level cache of parsed files. */
 export function templateCacheStats(): TemplateCacheStats {
-  return { hits, misses, size: entries.size, capacity: limits.capacity, textLength, maxTextLength: limits.maxTextLength };
+  return { hits, misses, size: lru.size, capacity: limits.capacity, textLength, maxTextLength: limits.maxTextLength };
 }
 
 /** Changes the bounds (evicting at once if now over them); for tests of eviction. Not exported from the package. */
@@ -103,7 +111,8 @@ export function setTemplateCacheLimits(next: TemplateCacheLimits): void {
 
 /** Empties the cache of parsed files and resets its counters. */
 export function clearTemplateCache(): void {
-  entries.clear();
+  byRef.clear();
+  lru.clear();
   textLength = 0;
   hits = 0;
   misses = 0;

@@ -9,6 +9,7 @@ import type {
   HbsProgram,
   HbsStatement,
 } from "./handlebars-ast.ts";
+import { isScopedPath } from "./handlebars-ast.ts";
 import {
   SystemPromptError,
   withProblems,
@@ -284,6 +285,7 @@ class Checker {
     if (extra !== undefined) this.report("TYPE_ERROR", extra, `{{#${helper}}} takes exactly one argument`);
     const value = param === undefined ? { type: UNKNOWN, name: "" } : this.recover(() => this.param(param, frame, `#${helper}`));
     const blockParams = node.program.blockParams ?? [];
+    this.usableBlockParams(node, blockParams);
     if (helper === "if" || helper === "unless") {
       if (blockParams.length > 0) this.report("FORBIDDEN", node, `{{#${helper}}} takes no block parameters (as |x|)`);
       this.program(node.program, frame);
@@ -317,6 +319,21 @@ class Checker {
     this.program(node.program, { context, params, inEach: frame.inEach, parent: frame });
     this.program(node.inverse, frame);
   }
+  /**
+   * Reports block parameter names Handlebars would not read as parameters: a helper's name
+   * (`{{join x}}` would stop being the helper and print the parameter) or one that reads as
+   * a `this` path (`as |a-this|`, see isScopedPath).
+   */
+  usableBlockParams(node: HbsBlock, names: readonly string[]): void {
+    for (const name of names) {
+      if (BLOCK_HELPERS.has(name) || name === "join") {
+        this.report("FORBIDDEN", node, `a block parameter cannot be named "${name}" like a helper; choose another name, e.g. as |item|`);
+      } else if (/this\b/.test(name)) {
+        this.report("FORBIDDEN", node, `a block parameter cannot be named "${name}": Handlebars reads a name ending in "this" as the current item; choose another name`);
+      }
+    }
+  }
+
   partial(node: HbsPartial): void {
     const name = node.name;
     if (name.type === "SubExpression") {
@@ -378,7 +395,7 @@ class Checker {
     if (path.depth > 0) {
       this.fail("FORBIDDEN", path, `parent paths (../) are not supported; root variables are visible everywhere, write {{${path.parts.join(".") || "cwd"}}}`);
     }
-    const scoped = /^\.|^this\b/.test(original);
+    const scoped = isScopedPath(path);
     const [head, ...rest] = path.parts;
     if (head === undefined) return { type: frame.context, name: original };
     if (scoped) return this.members({ type: frame.context, name: "this" }, path.parts, path);
@@ -446,7 +463,7 @@ function prefixed(parent: string, member: string): string {
 
 function helperName(path: HbsExpression): string | undefined {
   if (path.type !== "PathExpression" || path.data || path.depth > 0 || path.parts.length !== 1) return undefined;
-  if (/^\.|^this\b/.test(path.original)) return undefined;
+  if (isScopedPath(path)) return undefined;
   const name = path.parts[0];
   return name !== undefined && (BLOCK_HELPERS.has(name) || name === "join") ? name : undefined;
 }

@@ -64,6 +64,16 @@ const resolve = (name: string): string => parseRef(name, parseRef(MAIN)).canonic
  */
 function startBodiesWithText(program: HbsProgram | undefined): HbsProgram | undefined {
   if (program === undefined) return undefined;
+  // An `{{else if}}` link is a program holding only the chained block; Handlebars needs it so.
+  if (program.chained === true) {
+    for (const node of program.body) {
+      if (node.type === "BlockStatement") {
+        startBodiesWithText(node.program);
+        startBodiesWithText(node.inverse);
+      }
+    }
+    return program;
+  }
   for (const node of program.body) {
     if (node.type === "BlockStatement") {
       startBodiesWithText(node.program);
@@ -145,8 +155,19 @@ function templateBody(depth: number, where: Where): fc.Arbitrary<string> {
     const lists = where.context === "scope" ? ["tools", "scope.readable", "readable", "writable"] : ["tools", "scope.readable", "scope.writable"];
     choices.push(
       fc
-        .tuple(fc.constantFrom("if", "unless"), fc.constantFrom(...conditions(where)), inner(where), fc.option(inner(where)), fc.boolean())
-        .map(([helper, condition, body, otherwise, standalone]) => block(helper, condition, body, otherwise, standalone)),
+        .tuple(
+          fc.constantFrom("if", "unless"),
+          fc.constantFrom(...conditions(where)),
+          inner(where),
+          fc.option(fc.tuple(fc.constantFrom("if", "unless"), fc.constantFrom(...conditions(where)), inner(where))),
+          fc.option(inner(where)),
+          fc.boolean(),
+        )
+        .map(([helper, condition, body, link, otherwise, standalone]) => {
+          // An optional `{{else if x}}` / `{{else unless x}}` link before the final else.
+          const chained = link === null ? body : `${body}${standalone ? "\n" : ""}{{else ${link[0]} ${link[1]}}}${standalone ? "\n" : ""}${link[2]}`;
+          return block(helper, condition, chained, otherwise, standalone);
+        }),
       fc
         .tuple(fc.constantFrom(...lists), fc.boolean(), fc.option(inner(where)), fc.boolean())
         .chain(([list, params, otherwise, standalone]) =>
@@ -214,6 +235,7 @@ describe("compileRenderer", () => {
       "{{/each}}",
       "{{#each tools}}{{#unless @first}}, {{/unless}}{{.}}={{@key}}{{/each}}",
       "{{#with scope}}{{#each writable}}{{this}} in {{cwd}}{{/each}}{{/with}}",
+      "{{#each tools as |this_one thisIndex|}}{{this_one}}={{thisIndex}} {{/each}}",
     ].join("\n");
     for (const ctx of CONTEXTS) expect(await ourRender(text, ctx)).toBe(handlebarsRender(text, ctx));
     expect(await ourRender(text, CONTEXTS[0] as RenderContext)).toContain("grep@/repo 0/0 first;grep@/docs 0/1 last;");

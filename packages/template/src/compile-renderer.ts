@@ -1,5 +1,6 @@
 import type { IncludeSite } from "./check-template.ts";
 import type { HbsBlock, HbsExpression, HbsMustache, HbsPartial, HbsPathExpression, HbsProgram, HbsStatement } from "./handlebars-ast.ts";
+import { isScopedPath } from "./handlebars-ast.ts";
 import type { BudgetSite, RenderBudget } from "./render-budget.ts";
 
 /** What every renderer of one render call shares. */
@@ -304,7 +305,7 @@ class RendererCompiler {
     }
     const context: Lookup = (scope) => scope.context;
     if (head === undefined) return context;
-    if (/^\.|^this\b/.test(path.original)) return member(context, path.parts);
+    if (isScopedPath(path)) return member(context, path.parts);
     for (let up = 0; up < names.length; up++) {
       const index = (names[up] as readonly string[]).indexOf(head);
       if (index === -1) continue;

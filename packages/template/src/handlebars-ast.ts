@@ -89,6 +89,15 @@ export interface HbsPartial extends HbsNode {
   indent?: string | undefined;
 }
 
+/**
+ * Handlebars' own test for a path that starts at the current context (`.`, `./x`, `this`,
+ * `this.x`): `/^\.|this\b/` on the original text, unanchored, so `a-this` and `xthis` count
+ * too. Scoped paths are never helpers or block parameters.
+ */
+export function isScopedPath(path: HbsPathExpression): boolean {
+  return /^\.|this\b/.test(path.original);
+}
+
 /** Literal text. */
 export interface HbsContent extends HbsNode {
   type: "ContentStatement";

@@ -20,6 +20,10 @@ describe("findTooDeepNesting", () => {
     expect(findTooDeepNesting(`{{join ${"(a ".repeat(MAX_NESTING_DEPTH + 1)}${")".repeat(MAX_NESTING_DEPTH + 1)}}}`)).toMatchObject({
       line: 1,
     });
+    // Whitespace before `else` does not hide a chain link.
+    const spaced = `{{#if cwd}}a${"{{               else if cwd}}b".repeat(MAX_NESTING_DEPTH + 50)}{{/if}}`;
+    expect(findTooDeepNesting(spaced)).toMatchObject({ line: 1 });
+    expect(findTooDeepNesting(`{{#if cwd}}a${"{{~\n\t else if cwd}}b".repeat(MAX_NESTING_DEPTH + 1)}{{/if}}`)).toMatchObject({ line: MAX_NESTING_DEPTH });
     // A chain closes with its block: siblings after it start from the outer depth again.
     const chains = `{{#if tools}}${"{{else if cwd}}".repeat(60)}{{/if}}`.repeat(10);
     expect(findTooDeepNesting(chains)).toBeUndefined();

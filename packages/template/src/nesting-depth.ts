@@ -48,7 +48,8 @@ function mayNestDeeperThan(text: string, max: number): boolean {
   for (let open = text.indexOf("{{"); open !== -1; ) {
     const close = text.indexOf("}}", open + 2);
     const end = close === -1 ? text.length : close;
-    const first = /[^{~\s]/.exec(text.slice(open + 2, Math.min(end, open + 16)))?.[0];
+    // The whole tag, not a prefix: Handlebars allows any whitespace before `else` in `{{   else if x}}`.
+    const first = /[^{~\s]/.exec(text.slice(open + 2, end))?.[0];
     if (first === "#" || first === "^" || first === "e") openers += 1;
     for (let i = text.indexOf("(", open); i !== -1 && i < end; i = text.indexOf("(", i + 1)) openers += 1;
     if (openers > max) return true;

@@ -543,6 +543,14 @@ const SHAPES: readonly Shape[] = [
     expected: { code: "TOO_DEEP", positioned: true },
     work: `3000 chained {{else if}} > ${MAX_NESTING_DEPTH}`,
   },
+  {
+    // Found by a differential hunt: the nesting pre-check read only 14 characters after `{{`,
+    // so spaces before `else` hid the chain and Handlebars' parser spent minutes on it.
+    name: "else_if_chain_10000_with_spaces_before_else",
+    files: { main: `{{#if cwd}}a${"{{               else if cwd}}b".repeat(10_000)}{{/if}}` },
+    expected: { code: "TOO_DEEP", positioned: true },
+    work: `10000 chained {{               else if}} > ${MAX_NESTING_DEPTH}, refused on the tokens before Handlebars parses`,
+  },
 ];
 
 function outcomeOf(result: { prompt: string } | { error: unknown }): string {

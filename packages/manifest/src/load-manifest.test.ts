@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { loadManifest } from "./load-manifest.ts";
-import { ManifestError } from "./manifest-error.ts";
+import { manifestRejection } from "./__fixtures__/manifest-errors.ts";
 import { userManifestPath } from "./manifest-paths.ts";
 
 let root: string;
@@ -30,16 +30,6 @@ async function put(path: string, text: string | Buffer): Promise<string> {
   await mkdir(join(path, ".."), { recursive: true });
   await writeFile(path, text);
   return path;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ManifestError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (ManifestError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a ManifestError");
 }
 
 describe("loadManifest", () => {
@@ -140,30 +130,30 @@ describe("loadManifest", () => {
   });
 
   test("missing_explicit_manifest_file_is_an_error", async () => {
-    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, manifestFile: "nope.yaml" }));
+    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, manifestFile: "nope.yaml" }));
     expect([error.code, error.file]).toEqual(["READ_FAILED", "nope.yaml"]);
     expect(error.message).toContain(join(cwd, "nope.yaml"));
   });
 
   test("project_error_names_the_project_file_with_line_and_column", async () => {
     await put(join(cwd, ".insomnia", "pod.yaml"), 'pod:\n  name: x\nworker:\n  instructions: "$user/foo"\n');
-    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
     expect(error.message).toBe('.insomnia/pod.yaml:4:3: unknown key "instructions" in worker (did you mean "instruction"?)');
   });
 
   test("user_error_names_the_absolute_user_file", async () => {
     const user = await put(join(xdg, "insomnia", "pod.yaml"), "worker:\n  max_turns: 1\n  max_turns: 2\n");
-    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
     expect([error.code, error.file, error.line, error.column]).toEqual(["YAML_DUPLICATE_KEY", user, 3, 3]);
   });
 
   test("single_overlay_error_is_labelled_dash_dash_overlay", async () => {
-    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, overlays: ["worker.turns = 3"] }));
+    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, overlays: ["worker.turns = 3"] }));
     expect([error.code, error.file, error.column]).toEqual(["UNKNOWN_KEY", "--overlay", 8]);
   });
 
   test("second_of_several_overlays_is_labelled_by_number", async () => {
-    const error = await rejection(
+    const error = await manifestRejection(
       loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, overlays: ["worker.max_turns = 3", "worker.max_turns 4"] }),
     );
     expect([error.code, error.file]).toEqual(["INVALID_OVERLAY", "<overlay 2>"]);
@@ -179,26 +169,26 @@ describe("loadManifest", () => {
 
   test("directory_in_place_of_the_project_file_is_read_failed", async () => {
     await mkdir(join(cwd, ".insomnia", "pod.yaml"), { recursive: true });
-    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
     expect([error.code, error.file]).toEqual(["READ_FAILED", ".insomnia/pod.yaml"]);
   });
 
   test.skipIf(process.platform === "win32")("fifo_in_place_of_the_project_file_fails_without_blocking", async () => {
     await mkdir(join(cwd, ".insomnia"), { recursive: true });
     execFileSync("mkfifo", [join(cwd, ".insomnia", "pod.yaml")]);
-    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
     expect(error.code).toBe("READ_FAILED");
   });
 
   test("file_over_the_size_cap_is_too_large", async () => {
     await put(join(cwd, ".insomnia", "pod.yaml"), `# ${"x".repeat(MAX_MANIFEST_BYTES)}\n`);
-    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
     expect([error.code, error.file]).toEqual(["TOO_LARGE", ".insomnia/pod.yaml"]);
   });
 
   test("invalid_utf8_is_read_failed", async () => {
     await put(join(cwd, ".insomnia", "pod.yaml"), Buffer.from([0x70, 0x6f, 0x64, 0x3a, 0x20, 0xff, 0x0a]));
-    const error = await rejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
+    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
     expect(error.code).toBe("READ_FAILED");
     expect(error.message).toContain("not valid UTF-8");
   });

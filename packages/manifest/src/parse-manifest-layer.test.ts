@@ -1,23 +1,12 @@
 import { describe, expect, test } from "vitest";
+import { manifestErrorOf, where } from "./__fixtures__/manifest-errors.ts";
 import { ManifestError } from "./manifest-error.ts";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { parseManifestLayer, validateManifestLayer } from "./parse-manifest-layer.ts";
 
 const FILE = ".insomnia/pod.yaml";
 
-function errorOf(text: string): ManifestError {
-  try {
-    parseManifestLayer(text, FILE);
-  } catch (error) {
-    if (ManifestError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a ManifestError");
-}
-
-function where(error: ManifestError) {
-  return { code: error.code, file: error.file, line: error.line, column: error.column };
-}
+const errorOf = (text: string): ManifestError => manifestErrorOf(() => parseManifestLayer(text, FILE));
 
 describe("bad-input table: manifest rows", () => {
   test("yaml_alias_is_rejected_at_the_anchor_and_the_alias", () => {

@@ -1,20 +1,9 @@
 import { describe, expect, test } from "vitest";
+import { manifestErrorOf, where } from "./__fixtures__/manifest-errors.ts";
 import { ManifestError } from "./manifest-error.ts";
 import { parseOverlay, validateOverlay } from "./parse-overlay.ts";
 
-function errorOf(expression: string, file?: string): ManifestError {
-  try {
-    parseOverlay(expression, file);
-  } catch (error) {
-    if (ManifestError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a ManifestError");
-}
-
-function where(error: ManifestError) {
-  return { code: error.code, file: error.file, line: error.line, column: error.column };
-}
+const errorOf = (expression: string, file?: string): ManifestError => manifestErrorOf(() => parseOverlay(expression, file));
 
 describe("parseOverlay", () => {
   test("quoted_instruction_reference_sets_worker_instruction", () => {

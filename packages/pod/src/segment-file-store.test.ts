@@ -4,6 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { podRejection } from "./__fixtures__/pod-rejection.ts";
 import { PodError } from "./pod-error.ts";
 import { encodeSegmentLine } from "./segment-codec.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
@@ -42,16 +43,6 @@ function message(n: number): SegmentRecord {
 }
 
 const RECORDS: SegmentRecord[] = [start, ...Array.from({ length: 19 }, (_, n) => message(n))];
-
-async function rejection(promise: Promise<unknown>): Promise<PodError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PodError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** Writes RECORDS through the store and returns the file's bytes and where each line ends. */
 async function writeLog(store: FileSegmentStore): Promise<{ id: string; data: Buffer; lineEnds: number[] }> {
@@ -118,10 +109,10 @@ describe("FileSegmentStore files", () => {
       throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
     });
     try {
-      const failed = await rejection(writer.append(message(1)));
+      const failed = await podRejection(writer.append(message(1)));
       expect(failed.code).toBe("SEGMENT_IO");
       expect(failed.message).toContain("ENOSPC");
-      const refused = await rejection(writer.append(message(2)));
+      const refused = await podRejection(writer.append(message(2)));
       expect(refused.code).toBe("SEGMENT_IO");
       expect(write).toHaveBeenCalledTimes(1);
     } finally {
@@ -141,7 +132,7 @@ describe("FileSegmentStore files", () => {
     const writer = await store.createSegment(start);
     const lock = store.lockFile(writer.segmentId);
     expect((await readFile(lock, "utf8")).split("\n").slice(0, 2)).toEqual([String(process.pid), hostname()]);
-    const error = await rejection(store.openSegment(writer.segmentId));
+    const error = await podRejection(store.openSegment(writer.segmentId));
     expect(error.code).toBe("SEGMENT_LOCKED");
     expect(error.file).toBe(lock);
     expect(error.message).toContain(`process ${process.pid}`);
@@ -182,7 +173,7 @@ describe("FileSegmentStore files", () => {
     const holders = [`${process.ppid}\n${hostname()}\nx\n`, `${dead}\nanother-host.example\nx\n`, "", "garbage"];
     for (const holder of holders) {
       await writeFile(store.lockFile(id), holder);
-      const error = await rejection(store.openSegment(id));
+      const error = await podRejection(store.openSegment(id));
       expect(error.code).toBe("SEGMENT_LOCKED");
       expect(await readFile(store.lockFile(id), "utf8")).toBe(holder);
     }
@@ -197,7 +188,7 @@ describe("FileSegmentStore files", () => {
     damaged[at] = 0x7e;
     await writeFile(store.segmentFile(id), damaged);
     for (const attempt of [() => store.openSegment(id), () => store.readSegment(id)]) {
-      const error = await rejection(attempt());
+      const error = await podRejection(attempt());
       expect(error.code).toBe("SEGMENT_CORRUPT");
       expect(error.file).toBe(store.segmentFile(id));
       expect(error.line).toBe(6);
@@ -211,7 +202,7 @@ describe("FileSegmentStore files", () => {
     const store = new FileSegmentStore(dir);
     const id = formatSegmentId(3);
     await writeFile(store.segmentFile(id), "");
-    const error = await rejection(store.openSegment(id));
+    const error = await podRejection(store.openSegment(id));
     expect(error.code).toBe("SEGMENT_CORRUPT");
     expect(error.message).toMatch(/no start record/);
     expect((await stat(store.segmentFile(id))).size).toBe(0);
@@ -223,7 +214,7 @@ describe("FileSegmentStore files", () => {
     const { id, data } = await writeLog(store);
     const torn = data.subarray(0, data.length - 5);
     await writeFile(store.segmentFile(id), torn);
-    const error = await rejection(store.openSegment(id, { recoverTail: false }));
+    const error = await podRejection(store.openSegment(id, { recoverTail: false }));
     expect(error.code).toBe("SEGMENT_CORRUPT");
     expect(error.line).toBe(RECORDS.length);
     expect(Buffer.compare(await readFile(store.segmentFile(id)), torn)).toBe(0);
@@ -277,8 +268,8 @@ describe("FileSegmentStore crash recovery", () => {
       await writeFile(file, cut);
       const whole = wholeRecords(lineEnds, length);
       if (whole === 0) {
-        expect((await rejection(store.readSegment(id))).code).toBe("SEGMENT_CORRUPT");
-        expect((await rejection(store.openSegment(id))).code).toBe("SEGMENT_CORRUPT");
+        expect((await podRejection(store.readSegment(id))).code).toBe("SEGMENT_CORRUPT");
+        expect((await podRejection(store.openSegment(id))).code).toBe("SEGMENT_CORRUPT");
         expect(Buffer.compare(await readFile(file), cut)).toBe(0);
         return false;
       }

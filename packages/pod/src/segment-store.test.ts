@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { podRejection } from "./__fixtures__/pod-rejection.ts";
 import { PodError } from "./pod-error.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import { compareSegmentIds } from "./segment-id.ts";
@@ -29,16 +30,6 @@ const start: SegmentStartRecord = {
 
 function message(n: number): SegmentRecord {
   return { type: "message", message: { role: n % 2 === 0 ? "user" : "assistant", content: `message ${n}: 日本語 🙂\n"q"` } };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PodError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PodError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe.each([
@@ -91,7 +82,7 @@ describe.each([
   it("second_writer_is_locked_until_the_first_closes", async () => {
     const store = await makeStore();
     const writer = await store.createSegment(start);
-    const locked = await rejection(store.openSegment(writer.segmentId));
+    const locked = await podRejection(store.openSegment(writer.segmentId));
     expect(locked.code).toBe("SEGMENT_LOCKED");
     await writer.append(message(0));
     const opened = await store.openSegment(writer.segmentId).catch((error: unknown) => error);
@@ -99,7 +90,7 @@ describe.each([
     await writer.close();
     const reopened = await store.openSegment(writer.segmentId);
     expect(reopened.records).toEqual([start, message(0)]);
-    expect((await rejection(store.openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
+    expect((await podRejection(store.openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
     await reopened.writer.close();
   });
 
@@ -130,8 +121,8 @@ describe.each([
   it("missing_or_malformed_segment_id_is_not_found", async () => {
     const store = await makeStore();
     for (const id of ["seg-0000000099", "../etc/passwd", "seg-1", ""]) {
-      expect((await rejection(store.readSegment(id))).code).toBe("SEGMENT_NOT_FOUND");
-      expect((await rejection(store.openSegment(id))).code).toBe("SEGMENT_NOT_FOUND");
+      expect((await podRejection(store.readSegment(id))).code).toBe("SEGMENT_NOT_FOUND");
+      expect((await podRejection(store.openSegment(id))).code).toBe("SEGMENT_NOT_FOUND");
     }
   });
 
@@ -152,7 +143,7 @@ describe.each([
     await pending;
     await closing;
     await writer.close();
-    const error = await rejection(writer.append(message(1)));
+    const error = await podRejection(writer.append(message(1)));
     expect(error.code).toBe("SEGMENT_IO");
     expect(error.message).toMatch(/closed/);
     expect((await store.readSegment(writer.segmentId)).records).toEqual([start, message(0)]);
@@ -171,13 +162,13 @@ describe.each([
       null,
     ];
     for (const record of bad) {
-      expect((await rejection(writer.append(record as SegmentRecord))).code).toBe("INVALID_ARGUMENT");
+      expect((await podRejection(writer.append(record as SegmentRecord))).code).toBe("INVALID_ARGUMENT");
     }
     await writer.append(message(0));
     await writer.close();
     expect((await store.readSegment(writer.segmentId)).records).toEqual([start, message(0)]);
     for (const notStart of [message(0), { ...start, sources: [{ ref: "$user/x" }] }]) {
-      const error = await rejection(store.createSegment(notStart as SegmentStartRecord));
+      const error = await podRejection(store.createSegment(notStart as SegmentStartRecord));
       expect(error.code).toBe("INVALID_ARGUMENT");
     }
     expect(await store.listSegments()).toEqual([writer.segmentId]);

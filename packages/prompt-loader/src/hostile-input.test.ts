@@ -1,11 +1,10 @@
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, readFileSync, realpathSync } from "node:fs";
-import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { writeEscapeTree } from "./__fixtures__/escape-tree.ts";
 import { tempDirs } from "./__fixtures__/temp-dir.ts";
 import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
@@ -61,44 +60,23 @@ let socketServer: Server | undefined;
 
 beforeAll(async () => {
   base = await temp.make();
-  const file = async (p: string, content: string | Uint8Array): Promise<void> => {
-    await mkdir(join(base, p, ".."), { recursive: true });
-    await writeFile(join(base, p), content);
-  };
-  const link = (target: string, p: string): Promise<void> => symlink(target, join(base, p));
-  // Outside every root: anything read from here is a leak.
-  await file("secret.md", SECRET);
-  await file("secret/secret.md", SECRET);
-  await file("user-evil/secret.md", SECRET);
+  // The shared escape tree (see writeEscapeTree), then more of the same outside and in each root.
+  const { file, link } = await writeEscapeTree(base, SECRET);
   await file("user-evil/ok.md", SECRET);
   await file("home/.ssh/id_rsa.md", SECRET);
   await file("home/.ssh/id_rsa", SECRET);
-  // $user root.
-  await file("user/ok.md", "user ok");
   await file("user/OK.md", "user OK upper");
   await file("user/a/b/c/deep.md", "user deep");
-  await file("user/dir/ok.md", "user dir ok");
-  await link("../ok.md", "user/dir/inner.md");
-  await link("..", "user/dir/up");
-  await link("../..", "user/dir/upup");
-  await link("../secret.md", "user/link-out.md");
-  await link(join(base, "secret.md"), "user/abs-out.md");
-  await link("..", "user/dir-out");
-  await link(join(base, "secret"), "user/abs-dir-out");
-  await link("../user-evil", "user/sib");
   await link(join(base, "home/.ssh"), "user/ssh");
   await link(join(base, "home/.ssh/id_rsa"), "user/id_rsa.md");
-  await link("loop.md", "user/loop.md");
   await link("loop2b.md", "user/loop2a.md");
   await link("loop2a.md", "user/loop2b.md");
   await link("loopdir", "user/loopdir");
-  await link("/dev/null", "user/dev.md");
   await link("/dev/zero", "user/zero.md");
   await link("/proc/self/environ", "user/proc.md");
   await link("/etc/passwd", "user/etc.md");
   await link("/", "user/root");
   await link("missing-target.md", "user/dangling.md");
-  await mkdir(join(base, "user/x.md"), { recursive: true });
   await file("user/big.md", "a".repeat(MAX_BYTES + 1));
   await file("user/edge.md", "b".repeat(MAX_BYTES));
   await file("user/latin1.md", Uint8Array.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
@@ -107,28 +85,17 @@ beforeAll(async () => {
   await file("user/empty.md", "");
   await file("user/noperm.md", "user noperm");
   chmodSync(join(base, "user/noperm.md"), 0o000);
-  try {
-    execFileSync("mkfifo", [join(base, "user/pipe.md")]);
-  } catch {
-    // No mkfifo here: the FIFO name is then simply missing (NOT_FOUND).
-  }
   socketServer = await new Promise<Server | undefined>((resolve) => {
     const server = createServer();
     server.once("error", () => resolve(undefined));
     server.listen(join(base, "user/sock.md"), () => resolve(server));
   });
-  // $workspace root is itself a symlink to ws-real.
-  await file("ws-real/ok.md", "workspace ok");
+  // $workspace root (ws-real, reached through the symlink workspace).
   await file("ws-real/team/review_2.md", "workspace review");
-  await link("../secret.md", "ws-real/link-out.md");
   await link("..", "ws-real/up");
   await link("../user", "ws-real/user");
-  await link("ws-real", "workspace");
   // $insomnia root.
-  await file("builtin/ok.md", "builtin ok");
   await file("builtin/default.md", "builtin default");
-  await link("../secret.md", "builtin/secret.md");
-  await link("../user", "builtin/user");
   await link("../ws-real/ok.md", "builtin/ws.md");
   loader = new PromptLoader({
     userDir: join(base, "user"),

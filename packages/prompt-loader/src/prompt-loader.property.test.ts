@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process";
-import { mkdir, realpath, symlink, writeFile } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeEscapeTree } from "./__fixtures__/escape-tree.ts";
 import { tempDirs } from "./__fixtures__/temp-dir.ts";
 import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError } from "./prompt-loader-error.ts";
@@ -12,45 +12,10 @@ const SECRET = "SECRET-7f3a do not leak";
 const temp = tempDirs();
 let loader: PromptLoader;
 
-/**
- * base/secret.md, base/secret/secret.md, base/user-evil/secret.md: outside every root.
- * base/user, base/ws-real (reached through the symlink base/workspace), base/builtin: the roots,
- * each holding ordinary files and symlinks that point back out.
- */
+/** The shared escape tree (see writeEscapeTree): the roots, and symlinks that point back out. */
 beforeAll(async () => {
   const base = await temp.make();
-  const file = async (p: string, text: string): Promise<void> => {
-    await mkdir(join(base, p, ".."), { recursive: true });
-    await writeFile(join(base, p), text);
-  };
-  const link = (target: string, p: string): Promise<void> => symlink(target, join(base, p));
-  await file("secret.md", SECRET);
-  await file("secret/secret.md", SECRET);
-  await file("user-evil/secret.md", SECRET);
-  await file("user/ok.md", "user ok");
-  await file("user/dir/ok.md", "user dir ok");
-  await link("../ok.md", "user/dir/inner.md");
-  await link("..", "user/dir/up");
-  await link("../..", "user/dir/upup");
-  await link("../secret.md", "user/link-out.md");
-  await link(join(base, "secret.md"), "user/abs-out.md");
-  await link("..", "user/dir-out");
-  await link(join(base, "secret"), "user/abs-dir-out");
-  await link("../user-evil", "user/sib");
-  await link("loop.md", "user/loop.md");
-  await link("/dev/null", "user/dev.md");
-  await mkdir(join(base, "user/x.md"));
-  try {
-    execFileSync("mkfifo", [join(base, "user/pipe.md")]);
-  } catch {
-    // No mkfifo on this system: the FIFO case is covered in prompt-loader.test.ts where available.
-  }
-  await file("ws-real/ok.md", "workspace ok");
-  await link("../secret.md", "ws-real/link-out.md");
-  await link("ws-real", "workspace");
-  await file("builtin/ok.md", "builtin ok");
-  await link("../secret.md", "builtin/secret.md");
-  await link("../user", "builtin/user");
+  await writeEscapeTree(base, SECRET);
   loader = new PromptLoader({
     userDir: join(base, "user"),
     workspaceDir: join(base, "workspace"),

@@ -1,6 +1,6 @@
 import { appendFile, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { PromptLoader } from "@insomnia/prompt-loader";
+import { PromptLoader, promptFileSha256 } from "@insomnia/prompt-loader";
 import { ScopeError } from "@insomnia/scope";
 import { SystemPromptError } from "@insomnia/template";
 import { Worker } from "@insomnia/worker";
@@ -12,7 +12,6 @@ import { materializeSystemPrompt } from "./materialize.ts";
 import { Pod } from "./pod.ts";
 import { PodError } from "./pod-error.ts";
 import { collectWarnings } from "./pod-warning.ts";
-import { hashPromptText } from "./source-drift.ts";
 import { MemorySegmentStore } from "./segment-memory-store.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import { summaryMessage } from "./summary-message.ts";
@@ -168,7 +167,7 @@ describe("first run", () => {
       {
         type: "segment_start",
         systemPrompt: worker.getSystemPrompt(),
-        sources: [{ ref: "$workspace/main", file, sha256: hashPromptText(Buffer.from(INSTRUCTION)) }],
+        sources: [{ ref: "$workspace/main", file, sha256: promptFileSha256(Buffer.from(INSTRUCTION)) }],
         createdAt: NOW,
       },
       { type: "message", message: { role: "user", content: "hello" } },

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodePromptText, firstInvalidUtf8Offset, normalizeText, sha256Hex } from "./decode-prompt-text.ts";
+import { decodePromptText, firstInvalidUtf8Offset, normalizeText, promptFileSha256, sha256Hex } from "./decode-prompt-text.ts";
 
 describe("decodePromptText", () => {
   it("strips_one_bom_and_normalizes_line_endings", () => {
@@ -38,5 +38,10 @@ describe("decodePromptText", () => {
   it("sha256_is_hex_of_the_utf8_bytes", () => {
     expect(sha256Hex("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     expect(sha256Hex("é")).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("a_file_s_hash_is_that_of_its_loaded_text_and_none_when_it_is_not_utf8", () => {
+    expect(promptFileSha256(Buffer.from("\ufeffone\r\ntwo\rthree", "utf8"))).toBe(sha256Hex("one\ntwo\nthree"));
+    expect(promptFileSha256(Uint8Array.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))).toBeUndefined();
   });
 });

@@ -33,6 +33,16 @@ export function sha256Hex(text: string): string {
   return nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
 }
 
+/**
+ * The sha256 a LoadedPrompt read from a file holding `bytes` has (decoded, BOM stripped, line
+ * ends normalized, hashed), or undefined when the bytes are not UTF-8 (the loader would refuse
+ * the file). For comparing a recorded hash with a file read some other way.
+ */
+export function promptFileSha256(bytes: Uint8Array): string | undefined {
+  const decoded = decodePromptText(bytes);
+  return decoded.ok ? sha256Hex(decoded.text) : undefined;
+}
+
 /** Offset of the first byte that starts an ill-formed UTF-8 sequence, or undefined when all is valid. */
 export function firstInvalidUtf8Offset(bytes: Uint8Array): number | undefined {
   let i = 0;

@@ -1,4 +1,5 @@
 export { BUILTIN_PROMPTS_DIR } from "./builtin-prompts-dir.ts";
+export { promptFileSha256 } from "./decode-prompt-text.ts";
 export {
   DEFAULT_MAX_BYTES,
   PromptLoader,

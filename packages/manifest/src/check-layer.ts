@@ -1,7 +1,7 @@
 import { formatKey, pathKey } from "./issue.ts";
 import type { Issue, PathSegments } from "./issue.ts";
 import type { PositionMap } from "./safe-yaml.ts";
-import { valibot } from "./lazy-valibot.ts";
+import { valibot } from "./lazy-dependencies.ts";
 import { knownKeysAt, layerSchema } from "./schema.ts";
 import { suggestKey } from "./suggest.ts";
 import type { PartialManifest } from "./types.ts";

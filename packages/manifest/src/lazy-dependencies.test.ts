@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 
-// yaml and valibot are loaded on first use (lazy-yaml.ts, lazy-valibot.ts): a run without a
+// yaml and valibot are loaded on first use (lazy-dependencies.ts): a run without a
 // manifest layer loads neither. Both are required through their CommonJS builds, so
 // require.cache says whether they were loaded. That cache is per process: this relies on
 // vitest's default of one fresh worker process per test file (pool "forks", isolate on).

@@ -1,7 +1,7 @@
 import type { Node as YamlNode } from "yaml";
 import { MAX_MANIFEST_DEPTH } from "./defaults.ts";
 import { formatKey, pathKey } from "./issue.ts";
-import { yaml } from "./lazy-yaml.ts";
+import { yaml } from "./lazy-dependencies.ts";
 import type { Issue, PathSegments } from "./issue.ts";
 
 /** Offsets of a key and its value inside the parsed text. */

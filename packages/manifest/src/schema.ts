@@ -1,6 +1,6 @@
 import { isAbsolute } from "node:path";
 import type * as V from "valibot";
-import { valibot } from "./lazy-valibot.ts";
+import { valibot } from "./lazy-dependencies.ts";
 
 function noNul(value: string): boolean {
   return !value.includes("\u0000");

@@ -1,0 +1,25 @@
+import { createRequire } from "node:module";
+
+type YamlModule = typeof import("yaml");
+type ValibotModule = typeof import("valibot");
+
+const require = createRequire(import.meta.url);
+let yamlModule: YamlModule | undefined;
+let valibotModule: ValibotModule | undefined;
+
+// yaml and valibot are loaded on first use: most runs have no manifest file to parse or layer
+// to check, and loading them costs more than the rest of a cold `pod prompt` together (yaml
+// ~30 ms, valibot ~9 ms). ESM imports are always eager, so they are required, through their
+// CommonJS builds: the same code an `import` loads, and the sync API stays sync.
+
+/** The yaml package, loaded on first use. */
+export function yaml(): YamlModule {
+  yamlModule ??= require("yaml") as YamlModule;
+  return yamlModule;
+}
+
+/** The valibot package, loaded on first use. */
+export function valibot(): ValibotModule {
+  valibotModule ??= require("valibot") as ValibotModule;
+  return valibotModule;
+}

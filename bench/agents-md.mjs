@@ -21,7 +21,8 @@ const NOW = new Date(Date.UTC(2026, 10, 30, 16, 37, 0));
 const TOOLS = ["read_file", "write_file", "run_command"];
 
 function agentsText(bytes) {
-  const para = "## Conventions\n\nUse pnpm. Run `pnpm test` before you report. Keep functions small and name them after what they do.\n\n";
+  const para =
+    "## Conventions\n\nUse pnpm. Run `pnpm test` before you report. Keep functions small and name them after what they do.\n\n";
   return para.repeat(Math.ceil(bytes / para.length) + 1).slice(0, bytes);
 }
 

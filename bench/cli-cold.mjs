@@ -29,7 +29,10 @@ export default async function run(log) {
     const configured = join(dir, "configured");
     await mkdir(join(configured, ".insomnia", "prompts"), { recursive: true });
     await writeFile(join(configured, ".insomnia", "pod.yaml"), 'worker:\n  instruction: "$workspace/main"\n');
-    await writeFile(join(configured, ".insomnia", "prompts", "main.md"), `${await readFile(DEFAULT_PROMPT, "utf8")}\nProject: {{cwd}}\n`);
+    await writeFile(
+      join(configured, ".insomnia", "prompts", "main.md"),
+      `${await readFile(DEFAULT_PROMPT, "utf8")}\nProject: {{cwd}}\n`,
+    );
     // No user layer from the real home: an empty config dir.
     const env = { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: join(dir, "config"), NO_COLOR: "1" };
     const options = { cwd, env, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 };
@@ -45,11 +48,14 @@ export default async function run(log) {
     };
     const first = time(commands.pod, options);
     if (!first.stdout.includes("## Working boundaries")) throw new Error("`pod prompt` did not print a prompt");
-    if (!time(commands.configured, options).stdout.includes(`Project: ${configured}`)) throw new Error("the configured workspace's instruction was not used");
+    if (!time(commands.configured, options).stdout.includes(`Project: ${configured}`))
+      throw new Error("the configured workspace's instruction was not used");
     const optionsOf = (name) => (name === "deps" ? depsOptions : options);
     for (const name of Object.keys(commands)) time(commands[name], optionsOf(name)); // page cache and disk warm
     const samples = { pod: [], configured: [], empty: [], deps: [] };
-    log(`${SAMPLES} × (pod prompt, pod prompt with a manifest, node -e 0, node -e import(handlebars, yaml, valibot)), alternating…`);
+    log(
+      `${SAMPLES} × (pod prompt, pod prompt with a manifest, node -e 0, node -e import(handlebars, yaml, valibot)), alternating…`,
+    );
     for (let i = 0; i < SAMPLES; i++) {
       const order = i % 2 === 0 ? ["pod", "empty", "configured", "deps"] : ["deps", "configured", "empty", "pod"];
       for (const name of order) samples[name].push(time(commands[name], optionsOf(name)).ms);

@@ -46,7 +46,10 @@ async function returnsPromise(fn) {
  * in a rotated order each round, and the median is taken over the samples of all rounds,
  * so a slow drift of the machine hits every task alike.
  */
-export async function compare(tasks, { time = 500, rounds = 3, batch = 1, iterations = 10, warmupTime = 200, warmupIterations = 2 } = {}) {
+export async function compare(
+  tasks,
+  { time = 500, rounds = 3, batch = 1, iterations = 10, warmupTime = 200, warmupIterations = 2 } = {},
+) {
   const names = Object.keys(tasks);
   const samples = Object.fromEntries(names.map((name) => [name, []]));
   const isAsync = {};
@@ -73,7 +76,9 @@ export async function compare(tasks, { time = 500, rounds = 3, batch = 1, iterat
       samples[task.name].push(...(latency.samples ?? [latency.p50]));
     }
   }
-  return Object.fromEntries(names.map((name) => [name, { ms: median(samples[name]) / batch, samples: samples[name].length }]));
+  return Object.fromEntries(
+    names.map((name) => [name, { ms: median(samples[name]) / batch, samples: samples[name].length }]),
+  );
 }
 
 /** A temp directory removed by the returned `cleanup`. */

@@ -78,7 +78,11 @@ async function writeTree(root, count) {
 const CONTEXT = {
   now: new Date(Date.UTC(2026, 10, 30, 16, 37, 0)),
   cwd: "/home/me/repo",
-  scope: { readable: ["/home/me/repo"], writable: ["/home/me/repo"], summary: "Readable:\n  - /home/me/repo\nWritable:\n  - /home/me/repo" },
+  scope: {
+    readable: ["/home/me/repo"],
+    writable: ["/home/me/repo"],
+    summary: "Readable:\n  - /home/me/repo\nWritable:\n  - /home/me/repo",
+  },
   tools: ["read_file", "write_file"],
 };
 const OPTIONS = { maxIncludes: 2000 };

@@ -62,7 +62,14 @@ export default async function run(log) {
   // so parsing it skips Handlebars' parser. To time a real parse of the same template, these
   // loaders hand out the file's text plus one "\n": not prebuilt, not cached, and the prompt
   // is the same (the trailing section drops the instruction's trailing newlines).
-  const reparsed = (loaded) => ({ ref: loaded.ref, text: `${loaded.text}\n`, file: loaded.file, get sha256() { return loaded.sha256; } });
+  const reparsed = (loaded) => ({
+    ref: loaded.ref,
+    text: `${loaded.text}\n`,
+    file: loaded.file,
+    get sha256() {
+      return loaded.sha256;
+    },
+  });
   const parsingLoader = { load: async (ref) => reparsed(await loader.load(ref)) };
   const loaded = await loader.load("$insomnia/default");
   const memoryLoader = { load: async () => reparsed(loaded) };
@@ -81,12 +88,17 @@ export default async function run(log) {
   if (ours !== floorOut) throw new Error("our render and raw Handlebars differ; fix the benchmark data");
   for (const other of [parsingLoader, memoryLoader]) {
     clearTemplateCache();
-    if ((await SystemPromptTemplate.parse("$insomnia/default", other)).render(CONTEXT) !== ours) throw new Error("the parsing loaders render something else");
+    if ((await SystemPromptTemplate.parse("$insomnia/default", other)).render(CONTEXT) !== ours)
+      throw new Error("the parsing loaders render something else");
   }
-  if (ours !== assembleSystemPrompt({ instruction: template.renderInstruction(CONTEXT), scopeSummary: SCOPE.summary })) {
+  if (
+    ours !== assembleSystemPrompt({ instruction: template.renderInstruction(CONTEXT), scopeSummary: SCOPE.summary })
+  ) {
     throw new Error("render is not renderInstruction + assembleSystemPrompt");
   }
-  log(`outputs: ours ${ours.length} chars; raw Handlebars ${same ? "identical" : "differs"}; dotprompt ${ours === dpOut ? "identical" : "differs"}`);
+  log(
+    `outputs: ours ${ours.length} chars; raw Handlebars ${same ? "identical" : "differs"}; dotprompt ${ours === dpOut ? "identical" : "differs"}`,
+  );
 
   log("warm render (ours, floor, dotprompt compiled)…");
   const warm = await compare(

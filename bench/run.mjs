@@ -26,11 +26,13 @@ if (selected.length === 0) {
   process.exit(2);
 }
 
-const missing = [...new Set(selected.flatMap((b) => b.needs.map((name) => distFile(name, name === "cli" ? "bin.js" : "index.js"))))].filter(
-  (file) => !existsSync(file),
-);
+const missing = [
+  ...new Set(selected.flatMap((b) => b.needs.map((name) => distFile(name, name === "cli" ? "bin.js" : "index.js")))),
+].filter((file) => !existsSync(file));
 if (missing.length > 0) {
-  console.error(`Built packages are missing:\n${missing.map((f) => `  ${f}`).join("\n")}\nBuild them first: \`pnpm turbo run build\` (\`pnpm bench\` does it).`);
+  console.error(
+    `Built packages are missing:\n${missing.map((f) => `  ${f}`).join("\n")}\nBuild them first: \`pnpm turbo run build\` (\`pnpm bench\` does it).`,
+  );
   process.exit(1);
 }
 
@@ -43,7 +45,10 @@ function machine() {
     ram: `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
-    load: os.loadavg().map((l) => l.toFixed(2)).join(", "),
+    load: os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", "),
   };
 }
 
@@ -52,7 +57,8 @@ const cell = (text) => String(text).replaceAll("|", "\\|").replaceAll("\n", " ")
 function table(rows) {
   const head = ["figure", "ours", "reference", "ratio (ours / reference)", "goal", "met?"];
   const lines = [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
-  for (const r of rows) lines.push(`| ${[r.figure, r.ours, r.reference, r.ratio, r.goal, r.met].map(cell).join(" | ")} |`);
+  for (const r of rows)
+    lines.push(`| ${[r.figure, r.ours, r.reference, r.ratio, r.goal, r.met].map(cell).join(" | ")} |`);
   return lines.join("\n");
 }
 
@@ -96,14 +102,17 @@ try {
 
 const after = machine();
 const m = before;
-const goals = summary.length === 0 ? "" : [
-  "## Goals at a glance",
-  "",
-  "| # | figure | ratio | goal | met? |",
-  "|---|---|---|---|---|",
-  ...summary.map((r) => `| ${r.id} | ${cell(r.figure)} | ${cell(r.ratio)} | ${cell(r.goal)} | ${r.met} |`),
-  "",
-].join("\n");
+const goals =
+  summary.length === 0
+    ? ""
+    : [
+        "## Goals at a glance",
+        "",
+        "| # | figure | ratio | goal | met? |",
+        "|---|---|---|---|---|",
+        ...summary.map((r) => `| ${r.id} | ${cell(r.figure)} | ${cell(r.ratio)} | ${cell(r.goal)} | ${r.met} |`),
+        "",
+      ].join("\n");
 const markdown = [
   "# Benchmark results",
   "",

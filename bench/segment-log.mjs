@@ -5,7 +5,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs
 import { open, readFile, appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
-import { compare, fmtBytes, fmtMs, fmtRatio, importDist, main, median, met, result, tempDir } from "./lib.mjs";
+import { compare, fmtBytes, fmtMs, fmtRatio, importDist, main, median, result, tempDir } from "./lib.mjs";
 
 const { FileSegmentStore, Pod } = await importDist("pod");
 const { Worker } = await importDist("worker");
@@ -14,7 +14,8 @@ const RECORDS = 100_000;
 
 const START = {
   type: "segment_start",
-  systemPrompt: "You are a software engineer.\n\n---\n## Working boundaries\n\nReadable:\n  - /repo\nWritable:\n  - /repo\n",
+  systemPrompt:
+    "You are a software engineer.\n\n---\n## Working boundaries\n\nReadable:\n  - /repo\nWritable:\n  - /repo\n",
   sources: [],
   createdAt: "2026-11-30T16:37:00Z",
 };
@@ -23,13 +24,28 @@ const START = {
 function message(i) {
   switch (i % 4) {
     case 0:
-      return { role: "user", content: `Please look at src/module-${i}.ts and fix the failing test; keep the change small.` };
+      return {
+        role: "user",
+        content: `Please look at src/module-${i}.ts and fix the failing test; keep the change small.`,
+      };
     case 1:
-      return { role: "assistant", content: "", toolCalls: [{ id: `call_${i}`, name: "read_file", input: { path: `src/module-${i}.ts` } }] };
+      return {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: `call_${i}`, name: "read_file", input: { path: `src/module-${i}.ts` } }],
+      };
     case 2:
-      return { role: "tool", toolCallId: `call_${i - 1}`, name: "read_file", content: `export function f${i}(x: number): number {\n  return x * ${i};\n}\n`.repeat(2) };
+      return {
+        role: "tool",
+        toolCallId: `call_${i - 1}`,
+        name: "read_file",
+        content: `export function f${i}(x: number): number {\n  return x * ${i};\n}\n`.repeat(2),
+      };
     default:
-      return { role: "assistant", content: `Fixed module ${i}: the multiplier was off by one. Ran the tests: all pass.` };
+      return {
+        role: "assistant",
+        content: `Fixed module ${i}: the multiplier was off by one. Ran the tests: all pass.`,
+      };
   }
 }
 
@@ -55,7 +71,10 @@ async function appendRates(dir, log) {
     return performance.now() - t0;
   };
   await oursBatch();
-  const lines = readFileSync(file, "utf8").split("\n").slice(1, 1 + BATCH).map((l) => Buffer.from(`${l}\n`));
+  const lines = readFileSync(file, "utf8")
+    .split("\n")
+    .slice(1, 1 + BATCH)
+    .map((l) => Buffer.from(`${l}\n`));
   const floorFile = join(dir, "floor.jsonl");
   const fd = openSync(floorFile, "a");
   const floorBatch = () => {
@@ -116,7 +135,9 @@ async function restoreTimes(dir, log) {
   const bytes = readFileSync(file).length;
   const check = await store.readSegment(id);
   if (check.records.length !== RECORDS + 1 || check.warnings.length !== 0) {
-    throw new Error(`the generated segment does not read back: ${check.records.length} records, ${check.warnings.length} warnings`);
+    throw new Error(
+      `the generated segment does not read back: ${check.records.length} records, ${check.warnings.length} warnings`,
+    );
   }
   log(`restore: segment of ${RECORDS + 1} records, ${bytes} bytes`);
   const worker = () => new Worker({ client: { complete: async () => ({ content: "" }) } });

@@ -51,18 +51,26 @@ export default async function run(log) {
     const prepared = await prepareSystemPrompt(manifest, { env });
     const scope = prepared.scope.toData();
     const floor = floorRenderer(readFileSync(join(BUILTIN_PROMPTS_DIR, "default.md"), "utf8"));
-    const data = { date: "2026-11-30", time: "16:37:00", datetime: "2026-11-30T16:37:00Z", cwd, scope, tools: [...TOOLS].sort() };
+    const data = {
+      date: "2026-11-30",
+      time: "16:37:00",
+      datetime: "2026-11-30T16:37:00Z",
+      cwd,
+      scope,
+      tools: [...TOOLS].sort(),
+    };
     const expected = (await materialize(prepared, { tools: TOOLS, now: NOW })).prompt;
     if (trailing(floor(data), scope.summary) !== expected) throw new Error("raw Handlebars and materialize differ");
 
     // The floor: the same prompt rendered and kept 10,000 times (flattened, as a real
     // consumer that writes it somewhere gets it).
     log("reference: raw Handlebars render + trailing concat, 10,000 times…");
-    const floorRun = () => rounds(3, () => {
-      const s = trailing(floor(data), scope.summary);
-      s.charCodeAt(0);
-      return s;
-    });
+    const floorRun = () =>
+      rounds(3, () => {
+        const s = trailing(floor(data), scope.summary);
+        s.charCodeAt(0);
+        return s;
+      });
     log("materialize(prepared) 10,000 times (one parsed template)…");
     const sharedRun = () => rounds(3, async () => (await materialize(prepared, { tools: TOOLS, now: NOW })).prompt);
     log("Pod.fromManifest + materialize, 10,000 pods kept alive…");
@@ -70,7 +78,12 @@ export default async function run(log) {
       clearTemplateCache();
       const store = new MemorySegmentStore();
       const result = await rounds(1, async () => {
-        const pod = await Pod.fromManifest(manifest, { worker: new Worker({ client }), store, env, clock: { now: () => NOW } });
+        const pod = await Pod.fromManifest(manifest, {
+          worker: new Worker({ client }),
+          store,
+          env,
+          clock: { now: () => NOW },
+        });
         await pod.materialize();
         return pod;
       });

@@ -50,7 +50,8 @@ function packageOf(specifier: string): string | undefined {
 function importsOf(file: string): string[] {
   const text = readFileSync(file, "utf8");
   const found: string[] = [];
-  const pattern = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
+  const pattern =
+    /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
   for (const m of text.matchAll(pattern)) found.push((m[1] ?? m[2] ?? m[3])!);
   return found;
 }

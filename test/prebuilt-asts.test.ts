@@ -14,14 +14,20 @@ const require = createRequire(join(ROOT, "packages", "template", "package.json")
 describe("prebuilt ASTs of the builtin prompts", () => {
   it("cover_every_builtin_prompt_with_the_ast_handlebars_parses", async () => {
     const loaderDist = pathToFileURL(join(ROOT, "packages", "prompt-loader", "dist", "index.js")).href;
-    const { PromptLoader, BUILTIN_PROMPTS_DIR } = (await import(loaderDist)) as typeof import("../packages/prompt-loader/src/index.ts");
+    const { PromptLoader, BUILTIN_PROMPTS_DIR } = (await import(
+      loaderDist
+    )) as typeof import("../packages/prompt-loader/src/index.ts");
     const Handlebars = require("handlebars") as typeof import("handlebars");
-    const table = JSON.parse(readFileSync(join(ROOT, "packages", "template", "dist", "prebuilt-asts.json"), "utf8")) as {
+    const table = JSON.parse(
+      readFileSync(join(ROOT, "packages", "template", "dist", "prebuilt-asts.json"), "utf8"),
+    ) as {
       handlebars: string;
       prompts: { text: string; ast: unknown }[];
     };
     expect(table.handlebars).toBe(Handlebars.VERSION);
-    const names = readdirSync(BUILTIN_PROMPTS_DIR, { recursive: true }).map(String).filter((name) => name.endsWith(".md"));
+    const names = readdirSync(BUILTIN_PROMPTS_DIR, { recursive: true })
+      .map(String)
+      .filter((name) => name.endsWith(".md"));
     expect(names).toContain("default.md");
     const loader = new PromptLoader();
     for (const name of names) {

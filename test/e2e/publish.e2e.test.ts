@@ -29,7 +29,10 @@ function run(command: string, args: string[], options: { cwd: string; env?: Node
 
 /** A copy of the working tree (tracked and new files, no ignored ones) as its own git repo. */
 function copyRepo(to: string): void {
-  const files = execFileSync("git", ["ls-files", "-co", "--exclude-standard", "-z"], { cwd: repoRoot, encoding: "utf8" })
+  const files = execFileSync("git", ["ls-files", "-co", "--exclude-standard", "-z"], {
+    cwd: repoRoot,
+    encoding: "utf8",
+  })
     .split("\0")
     .filter(Boolean);
   for (const file of files) {
@@ -41,7 +44,12 @@ function copyRepo(to: string): void {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error; // deleted but not yet staged
     }
   }
-  const git = { GIT_AUTHOR_NAME: "e2e", GIT_AUTHOR_EMAIL: "e2e@localhost", GIT_COMMITTER_NAME: "e2e", GIT_COMMITTER_EMAIL: "e2e@localhost" };
+  const git = {
+    GIT_AUTHOR_NAME: "e2e",
+    GIT_AUTHOR_EMAIL: "e2e@localhost",
+    GIT_COMMITTER_NAME: "e2e",
+    GIT_COMMITTER_EMAIL: "e2e@localhost",
+  };
   run("git", ["init", "-q", "-b", "main"], { cwd: to });
   run("git", ["add", "-A"], { cwd: to });
   run("git", ["commit", "-q", "-m", "e2e snapshot"], { cwd: to, env: git });
@@ -108,10 +116,18 @@ describe("publishing to a private registry", () => {
   });
 
   test("a change to one package bumps that package and its dependents, not the others", () => {
-    const git = { GIT_AUTHOR_NAME: "e2e", GIT_AUTHOR_EMAIL: "e2e@localhost", GIT_COMMITTER_NAME: "e2e", GIT_COMMITTER_EMAIL: "e2e@localhost" };
+    const git = {
+      GIT_AUTHOR_NAME: "e2e",
+      GIT_AUTHOR_EMAIL: "e2e@localhost",
+      GIT_COMMITTER_NAME: "e2e",
+      GIT_COMMITTER_EMAIL: "e2e@localhost",
+    };
     run("git", ["add", "-A"], { cwd: copy });
     run("git", ["commit", "-q", "-m", "release"], { cwd: copy, env: git });
-    writeFileSync(join(copy, ".changeset", "loader-fix.md"), '---\n"@insomnia/prompt-loader": patch\n---\n\nFix a thing.\n');
+    writeFileSync(
+      join(copy, ".changeset", "loader-fix.md"),
+      '---\n"@insomnia/prompt-loader": patch\n---\n\nFix a thing.\n',
+    );
     writeFileSync(join(copy, "packages", "prompt-loader", "src", "index.ts"), "// a change\n", { flag: "a" });
     const changeset = join(copy, "node_modules", "@changesets", "cli", "bin.js");
     const out = join(work, "status.json");
@@ -164,7 +180,9 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     expect(out.prompt).toContain("`/srv/repo`");
     expect(out.prompt).toContain("2026-01-02");
     expect(out.prompt).toContain("read_file, run");
-    expect(out.prompt).toContain("\n---\n## Working boundaries\n\nReadable:\n  - /srv/repo\nWritable:\n  - /srv/repo\n");
+    expect(out.prompt).toContain(
+      "\n---\n## Working boundaries\n\nReadable:\n  - /srv/repo\nWritable:\n  - /srv/repo\n",
+    );
     // Only what was asked for (and its dependencies) is installed.
     const installed = JSON.parse(run("npm", ["ls", "--json", "--all"], { cwd: dir })) as {
       dependencies: Record<string, unknown>;
@@ -178,7 +196,10 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     const workspace = join(work, "workspace");
     mkdirSync(join(workspace, ".insomnia", "prompts"), { recursive: true });
     writeFileSync(join(workspace, ".insomnia", "pod.yaml"), 'worker:\n  instruction: "$workspace/main"\n');
-    writeFileSync(join(workspace, ".insomnia", "prompts", "main.md"), "Project rules for {{cwd}}.\n\n{{> \"$insomnia/default\"}}\n");
+    writeFileSync(
+      join(workspace, ".insomnia", "prompts", "main.md"),
+      'Project rules for {{cwd}}.\n\n{{> "$insomnia/default"}}\n',
+    );
     writeFileSync(join(workspace, "AGENTS.md"), "Run the tests with `make test`.\n");
     const home = join(work, "home");
     mkdirSync(home, { recursive: true });
@@ -194,11 +215,19 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     expect(prompt).toContain(`## Working boundaries\n\nReadable:\n  - ${workspace}\nWritable:\n  - ${workspace}\n`);
     expect(prompt.endsWith("## Project instructions (AGENTS.md)\n\nRun the tests with `make test`.\n")).toBe(true);
 
-    const check = spawnSync(pod, ["check", "--cwd", workspace], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8" });
+    const check = spawnSync(pod, ["check", "--cwd", workspace], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+    });
     expect(check.status).toBe(0);
 
     writeFileSync(join(workspace, ".insomnia", "prompts", "main.md"), "{{#if tools}}\nunclosed\n");
-    const bad = spawnSync(pod, ["check", "--cwd", workspace], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8" });
+    const bad = spawnSync(pod, ["check", "--cwd", workspace], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+    });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/main\.md:\d+:\d+: [A-Z_]+: /);
     expect(bad.stderr).not.toMatch(/\n\s+at /);

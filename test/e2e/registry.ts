@@ -65,7 +65,13 @@ export async function startRegistry(repoRoot: string, dir: string): Promise<Loca
   let output = "";
   const child = spawn(
     process.execPath,
-    [join(repoRoot, "node_modules", "verdaccio", "bin", "verdaccio"), "--config", config, "--listen", `127.0.0.1:${port}`],
+    [
+      join(repoRoot, "node_modules", "verdaccio", "bin", "verdaccio"),
+      "--config",
+      config,
+      "--listen",
+      `127.0.0.1:${port}`,
+    ],
     { stdio: ["ignore", "pipe", "pipe"], detached: false },
   );
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));

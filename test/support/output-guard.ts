@@ -11,11 +11,16 @@ function guardOutput(): { calls(): string[]; restore(): void } {
     vi.spyOn(process.stdout, "write").mockName("stdout.write"),
     vi.spyOn(process.stderr, "write").mockName("stderr.write"),
     vi.spyOn(process, "emitWarning").mockName("process.emitWarning"),
-    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) => vi.spyOn(console, m).mockName(`console.${m}`)),
+    ...(["log", "info", "warn", "error", "debug", "trace"] as const).map((m) =>
+      vi.spyOn(console, m).mockName(`console.${m}`),
+    ),
   ];
   return {
-    calls: () => spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
-    restore: () => spies.forEach((spy) => spy.mockRestore()),
+    calls: () =>
+      spies.flatMap((spy) => spy.mock.calls.map((args) => `${spy.getMockName()}: ${String(args[0]).slice(0, 200)}`)),
+    restore: () => {
+      for (const spy of spies) spy.mockRestore();
+    },
   };
 }
 

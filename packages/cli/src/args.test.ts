@@ -16,15 +16,41 @@ function usageMessage(argv: string[]): string {
 describe("parseInvocation", () => {
   test("prompt_collects_repeatable_flags_in_order", () => {
     expect(
-      parseInvocation(["prompt", "--cwd", "w", "--manifest=m.yaml", "--overlay", "a = 1", "--overlay", "b = 2", "--tool", "x", "--tool", "y", "--now", "2026-01-02T03:04:05Z"]),
+      parseInvocation([
+        "prompt",
+        "--cwd",
+        "w",
+        "--manifest=m.yaml",
+        "--overlay",
+        "a = 1",
+        "--overlay",
+        "b = 2",
+        "--tool",
+        "x",
+        "--tool",
+        "y",
+        "--now",
+        "2026-01-02T03:04:05Z",
+      ]),
     ).toEqual({
       command: "prompt",
-      options: { cwd: "w", manifest: "m.yaml", overlays: ["a = 1", "b = 2"], tools: ["x", "y"], now: new Date("2026-01-02T03:04:05Z"), explain: false, json: false },
+      options: {
+        cwd: "w",
+        manifest: "m.yaml",
+        overlays: ["a = 1", "b = 2"],
+        tools: ["x", "y"],
+        now: new Date("2026-01-02T03:04:05Z"),
+        explain: false,
+        json: false,
+      },
     });
   });
 
   test("defaults_are_no_tools_no_overlays_real_clock", () => {
-    expect(parseInvocation(["prompt"])).toEqual({ command: "prompt", options: { overlays: [], tools: [], explain: false, json: false } });
+    expect(parseInvocation(["prompt"])).toEqual({
+      command: "prompt",
+      options: { overlays: [], tools: [], explain: false, json: false },
+    });
     expect(parseInvocation(["check"])).toEqual({ command: "check", options: { overlays: [], json: false } });
     expect(parseInvocation(["init", "--force"])).toEqual({ command: "init", options: { force: true } });
   });
@@ -41,7 +67,9 @@ describe("parseInvocation", () => {
     expect(usageMessage(["--version", "extra"])).toBe("unexpected argument 'extra' (see 'pod --help')");
     expect(usageMessage(["--help", "extra"])).toBe("unexpected argument 'extra' (see 'pod --help')");
     expect(usageMessage(["prompt", "--cwd="])).toBe("--cwd needs a path, got an empty value (see 'pod prompt --help')");
-    expect(usageMessage(["check", "--manifest", ""])).toBe("--manifest needs a path, got an empty value (see 'pod check --help')");
+    expect(usageMessage(["check", "--manifest", ""])).toBe(
+      "--manifest needs a path, got an empty value (see 'pod check --help')",
+    );
     expect(usageMessage(["init", "--cwd", ""])).toBe("--cwd needs a path, got an empty value (see 'pod init --help')");
   });
 

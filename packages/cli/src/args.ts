@@ -99,7 +99,8 @@ function strictParse<T extends Record<string, OptionSpec>>(args: readonly string
   } catch (error) {
     let message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ");
     // parseArgs explains "--" after an unknown option; for pod's flags that is noise.
-    if ((error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") message = message.split(". ")[0] ?? message;
+    if ((error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
+      message = message.split(". ")[0] ?? message;
     throw new CliError("USAGE", `${message.replace(/\.$/, "")} (see '${helpHint}')`, { cause: error });
   }
 }
@@ -111,7 +112,10 @@ function rejectPositionals(positionals: readonly string[], helpHint: string): vo
 
 /** Path flags (--cwd, --manifest) given with an empty value would silently mean "."; refuse them. */
 function rejectEmptyPaths(values: { cwd?: string | undefined; manifest?: string | undefined }, hint: string): void {
-  for (const [flag, value] of [["--cwd", values.cwd], ["--manifest", values.manifest]] as const) {
+  for (const [flag, value] of [
+    ["--cwd", values.cwd],
+    ["--manifest", values.manifest],
+  ] as const) {
     if (value === "") throw new CliError("USAGE", `${flag} needs a path, got an empty value (see '${hint}')`);
   }
 }
@@ -156,7 +160,10 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       if (values.now !== undefined) {
         now = parseRfc3339(values.now);
         if (now === undefined) {
-          throw new CliError("USAGE", `--now '${values.now}' is not an RFC 3339 date-time such as 2026-01-02T03:04:05Z`);
+          throw new CliError(
+            "USAGE",
+            `--now '${values.now}' is not an RFC 3339 date-time such as 2026-01-02T03:04:05Z`,
+          );
         }
       }
       for (const tool of values.tool ?? []) {
@@ -167,7 +174,12 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       return {
         command: "prompt",
         options: withDefined<PromptOptions>(
-          { overlays: values.overlay ?? [], tools: [...new Set(values.tool ?? [])], explain: values.explain === true, json: values.json === true },
+          {
+            overlays: values.overlay ?? [],
+            tools: [...new Set(values.tool ?? [])],
+            explain: values.explain === true,
+            json: values.json === true,
+          },
           { cwd: values.cwd, manifest: values.manifest, now },
         ),
       };
@@ -190,7 +202,10 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       if (values.help === true) return { command: "help", topic: first };
       rejectPositionals(positionals, hint);
       rejectEmptyPaths(values, hint);
-      return { command: "init", options: withDefined<InitOptions>({ force: values.force === true }, { cwd: values.cwd }) };
+      return {
+        command: "init",
+        options: withDefined<InitOptions>({ force: values.force === true }, { cwd: values.cwd }),
+      };
     }
   }
 }

@@ -32,7 +32,9 @@ describe("help and version", () => {
   });
 
   test("version_is_the_package_version", async () => {
-    const { version } = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    const { version } = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
     const run = await pod("--version");
     expect([run.code, run.stdout, run.stderr]).toEqual([0, `${version}\n`, ""]);
   });
@@ -46,11 +48,19 @@ describe("wrong usage exits 2 without a stack", () => {
     ["unknown_global_flag", ["--bogus"], /^pod: USAGE: Unknown option '--bogus'/],
     ["missing_value", ["prompt", "--cwd"], /^pod: USAGE: Option '--cwd <value>' argument missing/],
     ["flag_as_value", ["prompt", "--manifest", "--explain"], /^pod: USAGE: Option '--manifest' argument is ambiguous/],
-    ["bad_now", ["prompt", "--now", "2026-02-30T00:00:00Z"], /^pod: USAGE: --now '2026-02-30T00:00:00Z' is not an RFC 3339 date-time/],
+    [
+      "bad_now",
+      ["prompt", "--now", "2026-02-30T00:00:00Z"],
+      /^pod: USAGE: --now '2026-02-30T00:00:00Z' is not an RFC 3339 date-time/,
+    ],
     ["stray_argument", ["check", "here"], /^pod: USAGE: unexpected argument 'here'/],
     ["flag_of_another_command", ["init", "--tool", "x"], /^pod: USAGE: Unknown option '--tool'/],
     ["explain_with_json", ["prompt", "--explain", "--json"], /^pod: USAGE: --explain and --json cannot be combined/],
-    ["missing_cwd", ["prompt", "--cwd", "does-not-exist"], /^pod: BAD_CWD: --cwd \/.*\/does-not-exist: no such directory\n$/],
+    [
+      "missing_cwd",
+      ["prompt", "--cwd", "does-not-exist"],
+      /^pod: BAD_CWD: --cwd \/.*\/does-not-exist: no such directory\n$/,
+    ],
   ];
   for (const [name, args, stderr] of cases) {
     test(name, async () => {
@@ -91,11 +101,15 @@ describe("colour", () => {
 
 /** Bare specifiers and local chunks imported statically (not via import()) by one built file. */
 function staticImports(code: string): { local: string[]; bare: string[] } {
-  const specifiers = [...code.matchAll(/(?:^|[;\n}])\s*(?:import|export)\s*(?:[\w*{}\s,$]*?\s*from\s*)?["']([^"']+)["']/g)].map((m) => m[1]!);
+  const specifiers = [
+    ...code.matchAll(/(?:^|[;\n}])\s*(?:import|export)\s*(?:[\w*{}\s,$]*?\s*from\s*)?["']([^"']+)["']/g),
+  ].map((m) => m[1]!);
   return {
     local: specifiers.filter((s) => s.startsWith(".")),
     // tsup drops the node: prefix, so builtins are recognised by name.
-    bare: specifiers.filter((s) => !s.startsWith(".") && !s.startsWith("node:") && !builtinModules.includes(s.split("/")[0]!)),
+    bare: specifiers.filter(
+      (s) => !s.startsWith(".") && !s.startsWith("node:") && !builtinModules.includes(s.split("/")[0]!),
+    ),
   };
 }
 
@@ -130,6 +144,8 @@ describe("start-up cost", () => {
     const files = (await readdir(dist)).filter((name) => name.endsWith(".js"));
     const texts = await Promise.all(files.map((name) => readFile(join(dist, name), "utf8")));
     expect(texts.flatMap((text) => staticImports(text).bare)).not.toContain("gpt-tokenizer/encoding/o200k_base");
-    expect(texts.filter((text) => /import\(\s*["']gpt-tokenizer\/encoding\/o200k_base["']\s*\)/.test(text)).length).toBe(1);
+    expect(
+      texts.filter((text) => /import\(\s*["']gpt-tokenizer\/encoding\/o200k_base["']\s*\)/.test(text)).length,
+    ).toBe(1);
   });
 });

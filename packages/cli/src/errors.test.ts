@@ -8,20 +8,46 @@ import { classifyError, isRootInstructionError, manifestOriginOf, problemAtManif
 
 describe("classifyError", () => {
   test("manifest_error_is_the_users_with_its_position_and_no_repeated_location", () => {
-    const error = new ManifestError("UNKNOWN_KEY", 'unknown key "instructions" in worker', { file: ".insomnia/pod.yaml", line: 4, column: 3 });
+    const error = new ManifestError("UNKNOWN_KEY", 'unknown key "instructions" in worker', {
+      file: ".insomnia/pod.yaml",
+      line: 4,
+      column: 3,
+    });
     expect(classifyError(error)).toEqual({
       kind: "user",
-      problem: { file: ".insomnia/pod.yaml", line: 4, column: 3, code: "UNKNOWN_KEY", message: 'unknown key "instructions" in worker', severity: "error" },
+      problem: {
+        file: ".insomnia/pod.yaml",
+        line: 4,
+        column: 3,
+        code: "UNKNOWN_KEY",
+        message: 'unknown key "instructions" in worker',
+        severity: "error",
+      },
     });
   });
 
   test("template_and_loader_errors_are_the_users", () => {
-    const template = new SystemPromptError("UNKNOWN_VARIABLE", "unknown variable typo", { ref: "$workspace/a", file: "/w/a.md", line: 2, column: 5 });
+    const template = new SystemPromptError("UNKNOWN_VARIABLE", "unknown variable typo", {
+      ref: "$workspace/a",
+      file: "/w/a.md",
+      line: 2,
+      column: 5,
+    });
     expect(classifyError(template)).toEqual({
       kind: "user",
-      problem: { file: "/w/a.md", line: 2, column: 5, code: "UNKNOWN_VARIABLE", message: "unknown variable typo", severity: "error" },
+      problem: {
+        file: "/w/a.md",
+        line: 2,
+        column: 5,
+        code: "UNKNOWN_VARIABLE",
+        message: "unknown variable typo",
+        severity: "error",
+      },
     });
-    const loader = new PromptLoaderError("NOT_FOUND", "no such prompt: /w/x.md", { ref: "$workspace/x", file: "/w/x.md" });
+    const loader = new PromptLoaderError("NOT_FOUND", "no such prompt: /w/x.md", {
+      ref: "$workspace/x",
+      file: "/w/x.md",
+    });
     expect(classifyError(loader)).toEqual({
       kind: "user",
       problem: { file: "/w/x.md", code: "NOT_FOUND", message: "no such prompt: /w/x.md", severity: "error" },
@@ -29,8 +55,19 @@ describe("classifyError", () => {
   });
 
   test("pod_error_wrapping_a_template_error_reports_the_template_error", () => {
-    const inner = new SystemPromptError("SYNTAX", "unclosed {{#if}}", { ref: "$workspace/a", file: "/w/a.md", line: 7, column: 1 });
-    const outer = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", `${inner.message}`, { cause: inner, ref: "$workspace/a", file: "/w/a.md", line: 7, column: 1 });
+    const inner = new SystemPromptError("SYNTAX", "unclosed {{#if}}", {
+      ref: "$workspace/a",
+      file: "/w/a.md",
+      line: 7,
+      column: 1,
+    });
+    const outer = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", `${inner.message}`, {
+      cause: inner,
+      ref: "$workspace/a",
+      file: "/w/a.md",
+      line: 7,
+      column: 1,
+    });
     expect(classifyError(outer)).toEqual({
       kind: "user",
       problem: { file: "/w/a.md", line: 7, column: 1, code: "SYNTAX", message: "unclosed {{#if}}", severity: "error" },
@@ -44,10 +81,20 @@ describe("classifyError", () => {
   });
 
   test("file_system_errors_about_a_path_are_the_users", () => {
-    const enoent = Object.assign(new Error("ENOENT: no such file or directory, open '/nope'"), { code: "ENOENT", syscall: "open", path: "/nope", errno: -2 });
+    const enoent = Object.assign(new Error("ENOENT: no such file or directory, open '/nope'"), {
+      code: "ENOENT",
+      syscall: "open",
+      path: "/nope",
+      errno: -2,
+    });
     expect(classifyError(enoent)).toEqual({
       kind: "user",
-      problem: { file: "/nope", code: "ENOENT", message: "ENOENT: no such file or directory, open '/nope'", severity: "error" },
+      problem: {
+        file: "/nope",
+        code: "ENOENT",
+        message: "ENOENT: no such file or directory, open '/nope'",
+        severity: "error",
+      },
     });
   });
 
@@ -67,7 +114,10 @@ describe("classifyError", () => {
   });
 
   test("include_failed_carries_the_loader_code_as_cause", () => {
-    const loader = new PromptLoaderError("NOT_FOUND", "$workspace/x: no file at /w/x.md", { ref: "$workspace/x", file: "/w/x.md" });
+    const loader = new PromptLoaderError("NOT_FOUND", "$workspace/x: no file at /w/x.md", {
+      ref: "$workspace/x",
+      file: "/w/x.md",
+    });
     const include = new SystemPromptError("INCLUDE_FAILED", "cannot load include: $workspace/x: no file at /w/x.md", {
       ref: "$workspace/main",
       file: "/w/main.md",
@@ -77,11 +127,25 @@ describe("classifyError", () => {
     });
     expect(classifyError(include)).toEqual({
       kind: "user",
-      problem: { file: "/w/main.md", line: 1, column: 4, code: "INCLUDE_FAILED", cause: "NOT_FOUND", message: "cannot load include: $workspace/x: no file at /w/x.md", severity: "error" },
+      problem: {
+        file: "/w/main.md",
+        line: 1,
+        column: 4,
+        code: "INCLUDE_FAILED",
+        cause: "NOT_FOUND",
+        message: "cannot load include: $workspace/x: no file at /w/x.md",
+        severity: "error",
+      },
     });
     const syntax = new SystemPromptError("SYNTAX", "bad", { ref: "$workspace/main", line: 1, cause: loader });
     const other = classifyError(syntax);
-    expect(other.kind === "user" ? other.problem : undefined).toEqual({ code: "SYNTAX", file: "$workspace/main", line: 1, message: "bad", severity: "error" });
+    expect(other.kind === "user" ? other.problem : undefined).toEqual({
+      code: "SYNTAX",
+      file: "$workspace/main",
+      line: 1,
+      message: "bad",
+      severity: "error",
+    });
   });
 });
 
@@ -90,7 +154,10 @@ describe("problemAtManifestOrigin", () => {
   const origins = { "worker.instruction": origin };
   const rootFailure = () => {
     const loader = new PromptLoaderError("UNKNOWN_PREFIX", 'unknown prefix "$foo"', { ref: "$foo/x", index: 0 });
-    const inner = new SystemPromptError("INCLUDE_FAILED", 'cannot load instruction "$foo/x": unknown prefix "$foo"', { ref: "$foo/x", cause: loader });
+    const inner = new SystemPromptError("INCLUDE_FAILED", 'cannot load instruction "$foo/x": unknown prefix "$foo"', {
+      ref: "$foo/x",
+      cause: loader,
+    });
     return new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", inner.message, { cause: inner, ref: "$foo/x" });
   };
 
@@ -113,8 +180,18 @@ describe("problemAtManifestOrigin", () => {
   });
 
   test("include_failures_and_other_errors_stay_where_they_are", () => {
-    const include = new SystemPromptError("INCLUDE_FAILED", "cannot load include", { ref: "$workspace/main", file: "/w/main.md", line: 3, column: 1 });
-    const wrapped = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", include.message, { cause: include, ref: "$workspace/main", line: 3, column: 1 });
+    const include = new SystemPromptError("INCLUDE_FAILED", "cannot load include", {
+      ref: "$workspace/main",
+      file: "/w/main.md",
+      line: 3,
+      column: 1,
+    });
+    const wrapped = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", include.message, {
+      cause: include,
+      ref: "$workspace/main",
+      line: 3,
+      column: 1,
+    });
     const syntax = new SystemPromptError("SYNTAX", "unclosed", { ref: "$workspace/main", file: "/w/main.md" });
     for (const error of [include, wrapped, syntax, new PodError("INVALID_SCOPE", "bad rule")]) {
       expect(isRootInstructionError(error)).toBe(false);
@@ -125,12 +202,20 @@ describe("problemAtManifestOrigin", () => {
 
   test("a_scope_rule_or_pwd_that_cannot_be_resolved_moves_to_its_manifest_value", () => {
     const scopeError = (code: string, details: { rule?: string; path?: string }) =>
-      Object.assign(new Error(`${details.rule ?? "base"}: cannot be resolved`), { code, ...details, [Symbol.for("insomnia.scope.error")]: true });
+      Object.assign(new Error(`${details.rule ?? "base"}: cannot be resolved`), {
+        code,
+        ...details,
+        [Symbol.for("insomnia.scope.error")]: true,
+      });
     const target = { file: "--overlay", line: 1, column: 30 };
     const pwd = { file: ".insomnia/pod.yaml", line: 2, column: 8 };
     const all = { ...origins, "scope.allow[1].target": target, "scope.allow[1].permission": origin, "pod.pwd": pwd };
-    const rule = new PodError("INVALID_SCOPE", "invalid scope", { cause: scopeError("INVALID_RULE", { rule: "scope.allow[1]" }) });
-    const base = new PodError("INVALID_SCOPE", "invalid scope", { cause: scopeError("INVALID_BASE", { path: "/loop" }) });
+    const rule = new PodError("INVALID_SCOPE", "invalid scope", {
+      cause: scopeError("INVALID_RULE", { rule: "scope.allow[1]" }),
+    });
+    const base = new PodError("INVALID_SCOPE", "invalid scope", {
+      cause: scopeError("INVALID_BASE", { path: "/loop" }),
+    });
     expect([manifestOriginOf(rule, all), manifestOriginOf(base, all)]).toEqual([target, pwd]);
     const classified = classifyError(rule);
     if (classified.kind !== "user") throw new Error("expected a user error");

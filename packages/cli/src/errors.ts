@@ -33,7 +33,12 @@ function isScopeError(value: unknown): value is Error & { code: string; path?: s
 function isSystemError(value: unknown): value is NodeJS.ErrnoException & { path: string } {
   if (!(value instanceof Error)) return false;
   const error = value as NodeJS.ErrnoException;
-  return typeof error.code === "string" && /^E[A-Z]+$/.test(error.code) && typeof error.syscall === "string" && typeof error.path === "string";
+  return (
+    typeof error.code === "string" &&
+    /^E[A-Z]+$/.test(error.code) &&
+    typeof error.syscall === "string" &&
+    typeof error.path === "string"
+  );
 }
 
 // Misuse of the Pod API by a caller (here: by pod itself) is a bug, not the user's files.
@@ -113,7 +118,9 @@ export function manifestOriginOf(error: unknown, origins: ManifestOrigins): Mani
   const inner: unknown = PodError.is(error) && error.code === "INVALID_SCOPE" ? error.cause : error;
   if (!isScopeError(inner)) return undefined;
   if (inner.code === "INVALID_BASE") return origins["pod.pwd"];
-  return inner.rule === undefined ? undefined : (origins[`${inner.rule}.target`] ?? origins[`${inner.rule}.permission`]);
+  return inner.rule === undefined
+    ? undefined
+    : (origins[`${inner.rule}.target`] ?? origins[`${inner.rule}.permission`]);
 }
 
 /** The problem for `error`, moved to the manifest value it is about (see manifestOriginOf), if any. */
@@ -137,12 +144,20 @@ export function problemsAtManifestOrigin(error: unknown, problem: Problem, origi
 /** Classifies a thrown value: our packages' errors and file-system errors are the user's; anything else is a bug. */
 export function classifyError(error: unknown): Classification {
   if (CliError.is(error)) {
-    const problem: Problem = { code: error.code, message: error.message, severity: "error", ...(error.file === undefined ? {} : { file: error.file }) };
+    const problem: Problem = {
+      code: error.code,
+      message: error.message,
+      severity: "error",
+      ...(error.file === undefined ? {} : { file: error.file }),
+    };
     return { kind: error.kind, problem };
   }
   if (isKnownUserError(error)) return { kind: "user", problem: problemFromUserError(error) };
   if (isSystemError(error)) {
-    return { kind: "user", problem: { file: error.path, code: error.code ?? "EIO", message: error.message, severity: "error" } };
+    return {
+      kind: "user",
+      problem: { file: error.path, code: error.code ?? "EIO", message: error.message, severity: "error" },
+    };
   }
   return { kind: "internal" };
 }

@@ -62,7 +62,11 @@ function rfc3339(date: Date): string {
 }
 
 /** Builds the explanation of a materialized prompt; object keys are created in a fixed order for stable JSON. */
-export async function buildExplanation(input: ExplainInput, result: MaterializedPrompt, count: TokenCounter): Promise<Explanation> {
+export async function buildExplanation(
+  input: ExplainInput,
+  result: MaterializedPrompt,
+  count: TokenCounter,
+): Promise<Explanation> {
   const sources = await Promise.all(
     result.sources.map(async (source) => ({
       ref: source.ref,
@@ -76,7 +80,9 @@ export async function buildExplanation(input: ExplainInput, result: Materialized
     ["workingBoundaries", result.sections.workingBoundaries],
     ["agentsMd", result.sections.agentsMd],
   ];
-  const sections = parts.flatMap(([name, text]) => (text === undefined ? [] : [{ name, bytes: utf8Bytes(text), tokens: count(text) }]));
+  const sections = parts.flatMap(([name, text]) =>
+    text === undefined ? [] : [{ name, bytes: utf8Bytes(text), tokens: count(text) }],
+  );
   const agents = result.agentsMd;
   return {
     cwd: input.cwd,
@@ -87,7 +93,9 @@ export async function buildExplanation(input: ExplainInput, result: Materialized
     tokenizer: TOKENIZER,
     sources,
     agentsMd:
-      agents === undefined ? null : { path: agents.file, bytes: agents.bytes, totalBytes: agents.totalBytes, truncated: agents.truncated },
+      agents === undefined
+        ? null
+        : { path: agents.file, bytes: agents.bytes, totalBytes: agents.totalBytes, truncated: agents.truncated },
     sections,
     total: { bytes: utf8Bytes(result.prompt), tokens: count(result.prompt) },
     warnings: result.warnings.map((w) => ({ code: w.code, message: w.message, file: w.file ?? null })),
@@ -118,7 +126,10 @@ export function formatExplanation(e: Explanation, style: Style): string {
   lines.push(`  tools        ${e.tools.length === 0 ? "(none)" : e.tools.join(", ")}`);
   lines.push("");
   lines.push("Source files");
-  const sourceRows = [["ref", "bytes", "sha256", "path"], ...e.sources.map((s) => [s.ref, String(s.bytes), s.sha256.slice(0, 12), s.path])];
+  const sourceRows = [
+    ["ref", "bytes", "sha256", "path"],
+    ...e.sources.map((s) => [s.ref, String(s.bytes), s.sha256.slice(0, 12), s.path]),
+  ];
   if (e.agentsMd !== null) {
     const note = e.agentsMd.truncated ? ` (truncated from ${e.agentsMd.totalBytes} bytes)` : "";
     sourceRows.push(["AGENTS.md", String(e.agentsMd.bytes), "-", `${e.agentsMd.path}${note}`]);
@@ -131,7 +142,12 @@ export function formatExplanation(e: Explanation, style: Style): string {
     ...e.sections.map((s) => [SECTION_LABELS[s.name], String(s.bytes), String(s.tokens)]),
     ["total", String(e.total.bytes), String(e.total.tokens)],
   ];
-  lines.push(...table(sectionRows.map((row) => [...row, ""]), new Set([1, 2])));
+  lines.push(
+    ...table(
+      sectionRows.map((row) => [...row, ""]),
+      new Set([1, 2]),
+    ),
+  );
   lines.push("  (total is the whole prompt, including the separators and headings between sections)");
   lines.push("");
   if (e.warnings.length === 0) {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "./index.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
 
@@ -80,15 +80,27 @@ function buildWorkspaces(): void {
   ws("empty");
   const good = ws("good");
   write(join(good, ".insomnia/pod.yaml"), manifest("$workspace/main"));
-  write(join(good, ".insomnia/prompts/main.md"), "Main for {{cwd}} on {{date}}.\n{{> part}}\n{{#each tools}}- {{this}}\n{{/each}}");
-  write(join(good, ".insomnia/prompts/part.md"), "Part with tools: {{join tools \", \"}}\n");
+  write(
+    join(good, ".insomnia/prompts/main.md"),
+    "Main for {{cwd}} on {{date}}.\n{{> part}}\n{{#each tools}}- {{this}}\n{{/each}}",
+  );
+  write(join(good, ".insomnia/prompts/part.md"), 'Part with tools: {{join tools ", "}}\n');
   write(join(good, "AGENTS.md"), "Be nice. {{not a template}}\n");
 
-  write(join(ws("garbageYaml"), ".insomnia/pod.yaml"), "worker:\n\tinstruction: [unclosed\n  - : :\n%YAML 9\n\u0000\ufeff");
+  write(
+    join(ws("garbageYaml"), ".insomnia/pod.yaml"),
+    "worker:\n\tinstruction: [unclosed\n  - : :\n%YAML 9\n\u0000\ufeff",
+  );
   const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
-  for (let i = 1; i <= 9; i++) bomb.push(`a${i}: &a${i} [*${i === 1 ? "a" : `a${i - 1}`}, *${i === 1 ? "a" : `a${i - 1}`}, *${i === 1 ? "a" : `a${i - 1}`}]`);
+  for (let i = 1; i <= 9; i++)
+    bomb.push(
+      `a${i}: &a${i} [*${i === 1 ? "a" : `a${i - 1}`}, *${i === 1 ? "a" : `a${i - 1}`}, *${i === 1 ? "a" : `a${i - 1}`}]`,
+    );
   write(join(ws("aliasBomb"), ".insomnia/pod.yaml"), `${bomb.join("\n")}\n`);
-  write(join(ws("unknownKeys"), ".insomnia/pod.yaml"), "worker:\n  instructions: x\n  max_turns: -1\n__proto__:\n  polluted: true\nscope:\n  allow: 7\n");
+  write(
+    join(ws("unknownKeys"), ".insomnia/pod.yaml"),
+    "worker:\n  instructions: x\n  max_turns: -1\n__proto__:\n  polluted: true\nscope:\n  allow: 7\n",
+  );
   const braces = ws("badBraces");
   write(join(braces, ".insomnia/pod.yaml"), manifest("$workspace/main"));
   write(join(braces, ".insomnia/prompts/main.md"), "Hello {{x}}}} and {{{cwd}} {{#if}}\n");
@@ -114,7 +126,10 @@ function buildWorkspaces(): void {
   mkfifo(join(ws("fifoManifest"), ".insomnia/pod.yaml"));
   mkdirSync(join(ws("dirManifest"), ".insomnia/pod.yaml"), { recursive: true });
   write(join(ws("missingPrompt"), ".insomnia/pod.yaml"), manifest("$workspace/nope/../../x"));
-  write(join(ws("pwdElsewhere"), ".insomnia/pod.yaml"), "pod:\n  pwd: /nonexistent/elsewhere\nscope:\n  allow:\n    - { target: /, permission: write }\n");
+  write(
+    join(ws("pwdElsewhere"), ".insomnia/pod.yaml"),
+    "pod:\n  pwd: /nonexistent/elsewhere\nscope:\n  allow:\n    - { target: /, permission: write }\n",
+  );
   write(join(ws("binaryManifest"), ".insomnia/pod.yaml"), BINARY);
 
   // Paths the flags point at.
@@ -141,12 +156,36 @@ function buildWorkspaces(): void {
 /** Values a path flag takes: named paths, then raw hostile strings. */
 const PATH_VALUES = [
   ...WORKSPACES.map((name) => ({ named: name })),
-  ...["file", "fifo", "missing", "binary", "huge", "goodManifest", "garbageManifest", "dirLink", "loop"].map((named) => ({ named })),
-  ...["", ".", "..", "a\u0000b", "x".repeat(5000), "/dev/null", "/", "-", "--", "a-file.txt/sub", "~", "$HOME", "con:", "\n"].map((raw) => ({ raw })),
+  ...["file", "fifo", "missing", "binary", "huge", "goodManifest", "garbageManifest", "dirLink", "loop"].map(
+    (named) => ({ named }),
+  ),
+  ...[
+    "",
+    ".",
+    "..",
+    "a\u0000b",
+    "x".repeat(5000),
+    "/dev/null",
+    "/",
+    "-",
+    "--",
+    "a-file.txt/sub",
+    "~",
+    "$HOME",
+    "con:",
+    "\n",
+  ].map((raw) => ({ raw })),
 ] as const;
 type PathValue = (typeof PATH_VALUES)[number];
 
-const INIT_CWD_VALUES: readonly PathValue[] = [{ named: "initDir" }, { named: "file" }, { named: "fifo" }, { named: "missing" }, { raw: "a\u0000b" }, { raw: "x".repeat(5000) }];
+const INIT_CWD_VALUES: readonly PathValue[] = [
+  { named: "initDir" },
+  { named: "file" },
+  { named: "fifo" },
+  { named: "missing" },
+  { raw: "a\u0000b" },
+  { raw: "x".repeat(5000) },
+];
 
 function resolvePath(value: PathValue): string {
   return "named" in value ? P[value.named]! : value.raw;
@@ -192,8 +231,37 @@ const OVERLAY_VALUES = [
   "x: &a [*a]",
   "worker = &a {max_turns: *a}",
 ];
-const TOOL_VALUES = ["read_file", "write_file", "", " x", "x ", "a\u0000b", "{{x}}}}", "__proto__", "constructor", "ツール", "x".repeat(2000), "-", "\t"];
-const COMMANDS = ["prompt", "check", "init", "help", "--help", "-h", "--version", "-V", "bogus", "", "PROMPT", "prompt\u0000", "-x", "--"];
+const TOOL_VALUES = [
+  "read_file",
+  "write_file",
+  "",
+  " x",
+  "x ",
+  "a\u0000b",
+  "{{x}}}}",
+  "__proto__",
+  "constructor",
+  "ツール",
+  "x".repeat(2000),
+  "-",
+  "\t",
+];
+const COMMANDS = [
+  "prompt",
+  "check",
+  "init",
+  "help",
+  "--help",
+  "-h",
+  "--version",
+  "-V",
+  "bogus",
+  "",
+  "PROMPT",
+  "prompt\u0000",
+  "-x",
+  "--",
+];
 const HELP_TOPICS = ["prompt", "check", "init", "bogus", ""];
 
 /** The flags each command accepts (the generator keeps to these when hostileArgv is off). */
@@ -212,7 +280,14 @@ type FlagSpec =
   | { readonly flag: "missing-value"; readonly value: string };
 
 const flagArb: fc.Arbitrary<FlagSpec> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ flag: fc.constantFrom("--cwd" as const, "--manifest" as const), value: fc.nat(), inline: fc.boolean() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      flag: fc.constantFrom("--cwd" as const, "--manifest" as const),
+      value: fc.nat(),
+      inline: fc.boolean(),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ flag: fc.constant("--overlay" as const), value: fc.nat() }) },
   { weight: 3, arbitrary: fc.record({ flag: fc.constant("--tool" as const), value: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ flag: fc.constant("--now" as const), value: fc.nat() }) },
@@ -220,10 +295,32 @@ const flagArb: fc.Arbitrary<FlagSpec> = fc.oneof(
     weight: 3,
     arbitrary: fc.record({
       flag: fc.constant("bare" as const),
-      value: fc.constantFrom("--explain", "--json", "--force", "--help", "-h", "--bogus", "-x", "--", "stray", "--json=1", "--no-json", "--cwd=", "-V", "\u0000", "--__proto__"),
+      value: fc.constantFrom(
+        "--explain",
+        "--json",
+        "--force",
+        "--help",
+        "-h",
+        "--bogus",
+        "-x",
+        "--",
+        "stray",
+        "--json=1",
+        "--no-json",
+        "--cwd=",
+        "-V",
+        "\u0000",
+        "--__proto__",
+      ),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ flag: fc.constant("missing-value" as const), value: fc.constantFrom("--cwd", "--manifest", "--overlay", "--tool", "--now") }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      flag: fc.constant("missing-value" as const),
+      value: fc.constantFrom("--cwd", "--manifest", "--overlay", "--tool", "--now"),
+    }),
+  },
 );
 
 interface Invocation {
@@ -259,11 +356,17 @@ function argvOf(inv: Invocation): { argv: string[]; cwd: string; command: string
   const trailing: string[] = [];
   const own = COMMAND_FLAGS[command] ?? [];
   for (const f of inv.flags) {
-    if (!inv.hostileArgv && (f.flag === "missing-value" || !own.includes(f.flag === "bare" ? f.value : f.flag))) continue;
+    if (!inv.hostileArgv && (f.flag === "missing-value" || !own.includes(f.flag === "bare" ? f.value : f.flag)))
+      continue;
     switch (f.flag) {
       case "--cwd":
       case "--manifest": {
-        const pool = isInit && f.flag === "--cwd" ? INIT_CWD_VALUES : !inv.hostileArgv && f.flag === "--cwd" ? PATH_VALUES.slice(0, WORKSPACES.length) : PATH_VALUES;
+        const pool =
+          isInit && f.flag === "--cwd"
+            ? INIT_CWD_VALUES
+            : !inv.hostileArgv && f.flag === "--cwd"
+              ? PATH_VALUES.slice(0, WORKSPACES.length)
+              : PATH_VALUES;
         const value = resolvePath(pool[f.value % pool.length]!);
         if (f.inline) argv.push(`${f.flag}=${value}`);
         else argv.push(f.flag, value);
@@ -287,7 +390,11 @@ function argvOf(inv: Invocation): { argv: string[]; cwd: string; command: string
     }
   }
   // pod init writes files, so it runs in its own directory, recreated before each case.
-  return { argv: [...argv, ...trailing.slice(0, 1)], cwd: isInit ? P.initDir! : P[WORKSPACES[inv.workspace]!]!, command };
+  return {
+    argv: [...argv, ...trailing.slice(0, 1)],
+    cwd: isInit ? P.initDir! : P[WORKSPACES[inv.workspace]!]!,
+    command,
+  };
 }
 
 // ---- io -----------------------------------------------------------------------------------
@@ -318,7 +425,10 @@ const counts = {
   ms: 0,
 };
 
-function bump(map: Map<string | number, number> | Map<string, number> | Map<number, number>, key: string | number): void {
+function bump(
+  map: Map<string | number, number> | Map<string, number> | Map<number, number>,
+  key: string | number,
+): void {
   (map as Map<string | number, number>).set(key, ((map as Map<string | number, number>).get(key) ?? 0) + 1);
 }
 
@@ -333,7 +443,8 @@ const PROBLEM_LINE = /^(?:pod: )?(?:.*?: )?(?:warning: )?([A-Z][A-Z0-9_]*): /m;
 const TRAILER = "\n---\n## Working boundaries\n";
 
 function checkOutcome(argv: readonly string[], command: string, exit: number, stdout: string, stderr: string): void {
-  const show = (): string => `argv ${JSON.stringify(argv).slice(0, 600)} exit ${exit}\nstdout: ${stdout.slice(0, 600)}\nstderr: ${stderr.slice(0, 1200)}`;
+  const show = (): string =>
+    `argv ${JSON.stringify(argv).slice(0, 600)} exit ${exit}\nstdout: ${stdout.slice(0, 600)}\nstderr: ${stderr.slice(0, 1200)}`;
   check(exit === 0 || exit === 1 || exit === 2, () => `exit ${exit} is not 0, 1 or 2: ${show()}`);
   check(!stdout.includes("\n    at ") && !stderr.includes("\n    at "), () => `a stack trace was printed: ${show()}`);
   const err = stderr.replace(ANSI, "");
@@ -351,27 +462,37 @@ function checkOutcome(argv: readonly string[], command: string, exit: number, st
       } catch {
         codes = [];
       }
-      check(command === "check" && isJson && codes.length > 0 && codes.every((c) => /^[A-Z][A-Z0-9_]*$/.test(c)), () => `no CODE in the output: ${show()}`);
+      check(
+        command === "check" && isJson && codes.length > 0 && codes.every((c) => /^[A-Z][A-Z0-9_]*$/.test(c)),
+        () => `no CODE in the output: ${show()}`,
+      );
       for (const code of codes) bump(counts.byCode, code);
     }
     check(exit !== 2 || /\b(USAGE|BAD_CWD)\b/.test(err), () => `exit 2 without USAGE/BAD_CWD: ${show()}`);
-    if (COMMANDS.indexOf(command) >= COMMANDS.indexOf("bogus")) check(exit === 2, () => `an unknown command did not exit 2: ${show()}`);
+    if (COMMANDS.indexOf(command) >= COMMANDS.indexOf("bogus"))
+      check(exit === 2, () => `an unknown command did not exit 2: ${show()}`);
     return;
   }
   if (command === "prompt" && !argv.some((a) => ["--help", "-h", "--explain", "--json"].includes(a))) {
     counts.prompts += 1;
     check(stdout.includes(TRAILER), () => `pod prompt printed no trailing section: ${show()}`);
     const tail = stdout.slice(stdout.lastIndexOf(TRAILER));
-    check(!tail.slice(TRAILER.length).includes("\n---\n## ") || tail.includes("\n---\n## Project instructions (AGENTS.md)\n"), () => `unexpected section after the boundaries: ${show()}`);
+    check(
+      !tail.slice(TRAILER.length).includes("\n---\n## ") ||
+        tail.includes("\n---\n## Project instructions (AGENTS.md)\n"),
+      () => `unexpected section after the boundaries: ${show()}`,
+    );
   } else if (command === "check" && !isJson && !argv.some((a) => a === "--help" || a === "-h")) {
     check(/^ok: /m.test(stdout), () => `pod check exited 0 without "ok:": ${show()}`);
   } else if (command === "prompt" && isJson) {
     counts.explained += 1;
     const parsed = JSON.parse(stdout) as { prompt?: unknown };
-    check(typeof parsed.prompt === "string" && parsed.prompt.includes(TRAILER), () => `--json without the prompt: ${show()}`);
+    check(
+      typeof parsed.prompt === "string" && parsed.prompt.includes(TRAILER),
+      () => `--json without the prompt: ${show()}`,
+    );
   }
 }
-
 
 beforeAll(() => {
   buildWorkspaces();
@@ -380,7 +501,10 @@ beforeAll(() => {
 afterAll(() => {
   if (root !== "") rmSync(root, { recursive: true, force: true });
   const list = (map: Map<string | number, number>): string =>
-    [...map.entries()].sort(([a], [b]) => (String(a) < String(b) ? -1 : 1)).map(([k, n]) => `${JSON.stringify(k)} ${n}`).join(", ");
+    [...map.entries()]
+      .sort(([a], [b]) => (String(a) < String(b) ? -1 : 1))
+      .map(([k, n]) => `${JSON.stringify(k)} ${n}`)
+      .join(", ");
   console.log(
     `[hostile-input] @insomnia/cli (seed ${SEED}): ${counts.invocations} in-process invocations in ${(counts.ms / 1000).toFixed(1)} s; ` +
       `exit ${list(counts.byExit as Map<string | number, number>)}; by command ${list(counts.byCommand as Map<string | number, number>)}; ` +
@@ -396,7 +520,10 @@ async function runInvocation(inv: Invocation): Promise<void> {
   }
   const stdout = new Capture(false);
   const stderr = new Capture(inv.env === "color");
-  const env: Record<string, string> = { HOME: P.home!, XDG_CONFIG_HOME: inv.env === "garbageUserLayer" ? P.xdgGarbage! : P.xdg! };
+  const env: Record<string, string> = {
+    HOME: P.home!,
+    XDG_CONFIG_HOME: inv.env === "garbageUserLayer" ? P.xdgGarbage! : P.xdg!,
+  };
   if (inv.env === "color") env.FORCE_COLOR = "1";
   const started = performance.now();
   const exit = await main(argv, { stdout, stderr, env, cwd });
@@ -416,7 +543,16 @@ describe("pod under hostile argv and hostile workspaces", () => {
         examples: WORKSPACES.flatMap((_, workspace): [Invocation][] => [
           [{ hostileArgv: false, command: 0, topic: 0, flags: [], workspace, env: "clean" }],
           [{ hostileArgv: false, command: 1, topic: 0, flags: [], workspace, env: "clean" }],
-          [{ hostileArgv: false, command: 0, topic: 0, flags: [{ flag: "bare", value: "--json" }], workspace, env: "clean" }],
+          [
+            {
+              hostileArgv: false,
+              command: 0,
+              topic: 0,
+              flags: [{ flag: "bare", value: "--json" }],
+              workspace,
+              env: "clean",
+            },
+          ],
         ]),
       });
     });

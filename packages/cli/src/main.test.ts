@@ -3,7 +3,13 @@ import { EXIT, main } from "./main.ts";
 import type { OutputStream } from "./output.ts";
 
 function collector(): OutputStream & { text: string } {
-  const sink = { text: "", write(chunk: string) { sink.text += chunk; return true; } };
+  const sink = {
+    text: "",
+    write(chunk: string) {
+      sink.text += chunk;
+      return true;
+    },
+  };
   return sink;
 }
 

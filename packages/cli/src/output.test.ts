@@ -26,12 +26,23 @@ describe("colour", () => {
     const problem = { file: "a.yaml", line: 3, column: 7, code: "UNKNOWN_KEY", message: "nope" };
     expect(formatProblemLine(problem, styleFor(pipe, {}))).toBe("a.yaml:3:7: UNKNOWN_KEY: nope");
     expect(formatProblemLine(problem, styleFor(tty, {}))).toBe("a.yaml:3:7: \u001b[31mUNKNOWN_KEY\u001b[39m: nope");
-    expect(formatProblemLine({ ...problem, severity: "warning" }, styleFor(pipe, {}))).toBe("a.yaml:3:7: warning: UNKNOWN_KEY: nope");
+    expect(formatProblemLine({ ...problem, severity: "warning" }, styleFor(pipe, {}))).toBe(
+      "a.yaml:3:7: warning: UNKNOWN_KEY: nope",
+    );
   });
 
   test("problem_line_shows_the_cause_code_before_the_message", () => {
-    const problem = { file: "a.md", line: 1, column: 4, code: "INCLUDE_FAILED", cause: "NOT_FOUND", message: "cannot load include" };
-    expect(formatProblemLine(problem, styleFor(pipe, {}))).toBe("a.md:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include");
+    const problem = {
+      file: "a.md",
+      line: 1,
+      column: 4,
+      code: "INCLUDE_FAILED",
+      cause: "NOT_FOUND",
+      message: "cannot load include",
+    };
+    expect(formatProblemLine(problem, styleFor(pipe, {}))).toBe(
+      "a.md:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include",
+    );
   });
 
   test("location_leaves_out_unknown_parts", () => {

@@ -8,7 +8,9 @@ export function parseRfc3339(text: string): Date | undefined {
   const date = new Date(text.replace(" ", "T"));
   if (Number.isNaN(date.getTime())) return undefined;
   // Date accepts 2026-02-30 and rolls it over; a typo must not silently become another day.
-  const probe = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)));
+  const probe = new Date(
+    Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)),
+  );
   const valid =
     probe.getUTCFullYear() === Number(year) &&
     probe.getUTCMonth() === Number(month) - 1 &&

@@ -20,7 +20,9 @@ export function checkLayerValue(
   const misplaced = listsWhereMappingsBelong(value, [], positions);
   const result = valibot().safeParse(layerSchema(), value, { abortEarly: false, abortPipeEarly: true });
   if (result.success) {
-    return misplaced.length > 0 ? { value: undefined, issues: misplaced } : { value: result.output as PartialManifest, issues: [] };
+    return misplaced.length > 0
+      ? { value: undefined, issues: misplaced }
+      : { value: result.output as PartialManifest, issues: [] };
   }
   const issues: Issue[] = [...misplaced];
   const doneParents = new Set<string>();
@@ -96,7 +98,12 @@ function unknownKeyIssues(input: unknown, parent: PathSegments, positions: Posit
 }
 
 /** The issue for `key` not being one of `known` in the mapping at `parent`. */
-export function unknownKeyIssue(key: string, parent: PathSegments, known: readonly string[], offset: number | undefined): Issue {
+export function unknownKeyIssue(
+  key: string,
+  parent: PathSegments,
+  known: readonly string[],
+  offset: number | undefined,
+): Issue {
   const dotted = formatKey([...parent, key]);
   const base = { offset, key: dotted };
   if (formatKey(parent) === "worker" && key === "system_prompt") {

@@ -13,7 +13,12 @@ describe("docs/manifest.md", () => {
     expect(block).toBeDefined();
     const manifest = resolveManifest(parseManifestLayer(block!, "docs/manifest.md"), { cwd: "/somewhere" });
     expect(manifest.pod).toEqual({ name: "reviewer", pwd: "/srv/checkouts/shop" });
-    expect(manifest.worker).toEqual({ instruction: "$workspace/review", max_tokens: 4096, max_turns: 20, temperature: 0.2 });
+    expect(manifest.worker).toEqual({
+      instruction: "$workspace/review",
+      max_tokens: 4096,
+      max_turns: 20,
+      temperature: 0.2,
+    });
     expect(manifest.scope.allow).toHaveLength(2);
     expect(manifest.scope.deny).toHaveLength(2);
     expect(manifest.provider?.kind).toBe("anthropic");

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { afterAll, describe, expect, test, vi } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { ManifestError, type ManifestErrorCode } from "./manifest-error.ts";
 import { parseManifestLayer, validateManifestLayer } from "./parse-manifest-layer.ts";
@@ -18,8 +18,21 @@ const RUNS = 10_000;
 const FILE = ".insomnia/pod.yaml";
 
 const CODES: ReadonlySet<ManifestErrorCode> = new Set([
-  "YAML_SYNTAX", "YAML_ALIAS", "YAML_MERGE_KEY", "YAML_TAG", "YAML_DIRECTIVE", "YAML_DUPLICATE_KEY", "YAML_MULTIPLE_DOCUMENTS",
-  "FORBIDDEN_KEY", "UNKNOWN_KEY", "INVALID_VALUE", "SYSTEM_PROMPT_MOVED", "INVALID_OVERLAY", "READ_FAILED", "NOT_A_MAPPING", "TOO_LARGE",
+  "YAML_SYNTAX",
+  "YAML_ALIAS",
+  "YAML_MERGE_KEY",
+  "YAML_TAG",
+  "YAML_DIRECTIVE",
+  "YAML_DUPLICATE_KEY",
+  "YAML_MULTIPLE_DOCUMENTS",
+  "FORBIDDEN_KEY",
+  "UNKNOWN_KEY",
+  "INVALID_VALUE",
+  "SYSTEM_PROMPT_MOVED",
+  "INVALID_OVERLAY",
+  "READ_FAILED",
+  "NOT_A_MAPPING",
+  "TOO_LARGE",
 ]);
 
 const counts = {
@@ -77,8 +90,19 @@ const SECTION_KEYS: Record<string, readonly string[]> = {
   rule: ["target", "permission", "recursive"],
 };
 const FIELD_OF: Record<string, Field> = {
-  name: "string", pwd: "pwd", instruction: "string", max_tokens: "int", max_turns: "int", temperature: "temperature",
-  kind: "string", model: "string", base_url: "string", api_key_file: "string", target: "string", permission: "permission", recursive: "boolean",
+  name: "string",
+  pwd: "pwd",
+  instruction: "string",
+  max_tokens: "int",
+  max_turns: "int",
+  temperature: "temperature",
+  kind: "string",
+  model: "string",
+  base_url: "string",
+  api_key_file: "string",
+  target: "string",
+  permission: "permission",
+  recursive: "boolean",
 };
 const YAML_WORDS = /^(true|false|null|yes|no|on|off|y|n|~|[-+]?\.?(inf|nan)|[-+]?[0-9].*|0x.*|0o.*)$/i;
 
@@ -97,7 +121,10 @@ function toNode(value: unknown, path: string, field?: Field): Node {
       kind: "map",
       path,
       known: SECTION_KEYS[path],
-      entries: Object.entries(value).map(([key, v]) => ({ key, value: toNode(v, path === "" ? key : path === "scope" ? "list" : path, FIELD_OF[key]) })),
+      entries: Object.entries(value).map(([key, v]) => ({
+        key,
+        value: toNode(v, path === "" ? key : path === "scope" ? "list" : path, FIELD_OF[key]),
+      })),
     };
   }
   return { kind: "raw", text: scalar(value), field };
@@ -148,11 +175,30 @@ function render(doc: Node): { lines: string[]; marks: { code: ManifestErrorCode;
 
 // ---- generators -------------------------------------------------------------------------
 
-const textArb = fc.oneof(
-  { weight: 3, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_-]{0,12}$/) },
-  { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 16 }) },
-  { weight: 1, arbitrary: fc.constantFrom("$workspace/review", "$user/style", "true", "null", "0x10", "1e3", "- x", "a: b", "# x", "日本語", "é\u0301", "\u2028", "'\"\\") },
-).filter((s) => s.length > 0 && !s.includes("\0"));
+const textArb = fc
+  .oneof(
+    { weight: 3, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_-]{0,12}$/) },
+    { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 16 }) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "$workspace/review",
+        "$user/style",
+        "true",
+        "null",
+        "0x10",
+        "1e3",
+        "- x",
+        "a: b",
+        "# x",
+        "日本語",
+        "é\u0301",
+        "\u2028",
+        "'\"\\",
+      ),
+    },
+  )
+  .filter((s) => s.length > 0 && !s.includes("\0"));
 const pwdArb = fc.array(fc.stringMatching(/^[a-z0-9._-]{1,8}$/), { maxLength: 4 }).map((segs) => `/${segs.join("/")}`);
 const temperatureArb = fc.double({ min: 0, max: 2, noNaN: true }).map((t) => (t === 0 ? 0 : t));
 const ruleArb = fc.record(
@@ -171,8 +217,14 @@ const modelArb: fc.Arbitrary<PartialManifest> = fc.record(
       },
       { requiredKeys: [], noNullPrototype: true },
     ),
-    scope: fc.record({ allow: fc.array(ruleArb, { maxLength: 3 }), deny: fc.array(ruleArb, { maxLength: 2 }) }, { requiredKeys: [], noNullPrototype: true }),
-    provider: fc.record({ kind: textArb, model: textArb, base_url: textArb, api_key_file: textArb }, { requiredKeys: [], noNullPrototype: true }),
+    scope: fc.record(
+      { allow: fc.array(ruleArb, { maxLength: 3 }), deny: fc.array(ruleArb, { maxLength: 2 }) },
+      { requiredKeys: [], noNullPrototype: true },
+    ),
+    provider: fc.record(
+      { kind: textArb, model: textArb, base_url: textArb, api_key_file: textArb },
+      { requiredKeys: [], noNullPrototype: true },
+    ),
   },
   { requiredKeys: [], noNullPrototype: true },
 );
@@ -180,13 +232,56 @@ const modelArb: fc.Arbitrary<PartialManifest> = fc.record(
 const WRONG: Record<Field, readonly string[]> = {
   string: ["42", "true", "null", "~", '""', "''", "[a]", "{a: 1}", '"a\\0b"', "1.5", ".inf", ""],
   pwd: ["relative/path", "./x", '""', "42", "[/a]", "null", '"/a\\0b"', ""],
-  int: ['"5"', "0", "-1", "1.5", "1e400", ".inf", "-.inf", ".nan", "true", "null", "9007199254740993", "[1]", "{n: 1}", '"ten"', ""],
+  int: [
+    '"5"',
+    "0",
+    "-1",
+    "1.5",
+    "1e400",
+    ".inf",
+    "-.inf",
+    ".nan",
+    "true",
+    "null",
+    "9007199254740993",
+    "[1]",
+    "{n: 1}",
+    '"ten"',
+    "",
+  ],
   temperature: ["2.5", "-0.1", "-.inf", ".nan", '"0.5"', "true", "null", "[0]", "1e400", ""],
   permission: ["admin", "READ", '"read "', "true", "null", "[read]", "rw", "none", "0", ""],
   boolean: ['"true"', "yes", "1", "null", "on", "False0", "[true]", ""],
 };
-const TAGS = ["!!str", "!foo", "!!js/function", "!!binary", "!", "!!int", "!!map", "!<tag:yaml.org,2002:str>", "!!python/object/apply:os.system", "!e!x"];
-const UNKNOWN = ["instructions", "max_token", "Worker", "POD", "files", "system", "model_name", "allow", "temp", "x", "a_b", "permissions", "target_", "recursive2", "kind "];
+const TAGS = [
+  "!!str",
+  "!foo",
+  "!!js/function",
+  "!!binary",
+  "!",
+  "!!int",
+  "!!map",
+  "!<tag:yaml.org,2002:str>",
+  "!!python/object/apply:os.system",
+  "!e!x",
+];
+const UNKNOWN = [
+  "instructions",
+  "max_token",
+  "Worker",
+  "POD",
+  "files",
+  "system",
+  "model_name",
+  "allow",
+  "temp",
+  "x",
+  "a_b",
+  "permissions",
+  "target_",
+  "recursive2",
+  "kind ",
+];
 const FORBIDDEN = ["__proto__", "constructor", "prototype", '"__proto__"', "'constructor'"];
 
 type Op =
@@ -202,13 +297,25 @@ type Op =
   | { op: "merge"; at: number; viaAlias: boolean };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ op: fc.constant("unknown" as const), at: fc.nat(), key: fc.oneof(fc.constantFrom(...UNKNOWN), fc.stringMatching(/^[a-z][a-z_]{0,10}$/)) }),
+  fc.record({
+    op: fc.constant("unknown" as const),
+    at: fc.nat(),
+    key: fc.oneof(fc.constantFrom(...UNKNOWN), fc.stringMatching(/^[a-z][a-z_]{0,10}$/)),
+  }),
   fc.constant({ op: "system_prompt" as const }),
   fc.record({ op: fc.constant("forbidden" as const), at: fc.nat(), key: fc.constantFrom(...FORBIDDEN) }),
   fc.record({ op: fc.constant("duplicate" as const), at: fc.nat(), which: fc.nat(), quoted: fc.boolean() }),
   fc.record({ op: fc.constant("wrong" as const), at: fc.nat(), which: fc.nat() }),
-  fc.record({ op: fc.constant("section" as const), at: fc.nat(), text: fc.constantFrom("5", '"text"', "[1, 2]", "true", "null", "{}x", "[]") }),
-  fc.record({ op: fc.constant("missing" as const), at: fc.nat(), which: fc.constantFrom("target" as const, "permission" as const) }),
+  fc.record({
+    op: fc.constant("section" as const),
+    at: fc.nat(),
+    text: fc.constantFrom("5", '"text"', "[1, 2]", "true", "null", "{}x", "[]"),
+  }),
+  fc.record({
+    op: fc.constant("missing" as const),
+    at: fc.nat(),
+    which: fc.constantFrom("target" as const, "permission" as const),
+  }),
   fc.record({ op: fc.constant("tag" as const), at: fc.nat(), tag: fc.constantFrom(...TAGS) }),
   fc.record({ op: fc.constant("alias" as const), at: fc.nat(), into: fc.nat(), anchorOnly: fc.boolean() }),
   fc.record({ op: fc.constant("merge" as const), at: fc.nat(), viaAlias: fc.boolean() }),
@@ -241,9 +348,15 @@ function plant(doc: Extract<Node, { kind: "map" }>, op: Op): boolean {
   switch (op.op) {
     case "unknown": {
       const m = pick(all, op.at);
-      if (m === undefined || (m.known ?? []).includes(op.key) || (m.path === "worker" && op.key === "system_prompt")) return false;
+      if (m === undefined || (m.known ?? []).includes(op.key) || (m.path === "worker" && op.key === "system_prompt"))
+        return false;
       if (m.entries.some((e) => e.key === op.key)) return false;
-      m.entries.push({ key: op.key, ...(op.key.includes(" ") ? { spelled: JSON.stringify(op.key) } : {}), value: { kind: "raw", text: "1" }, marks: ["UNKNOWN_KEY"] });
+      m.entries.push({
+        key: op.key,
+        ...(op.key.includes(" ") ? { spelled: JSON.stringify(op.key) } : {}),
+        value: { kind: "raw", text: "1" },
+        marks: ["UNKNOWN_KEY"],
+      });
       return true;
     }
     case "system_prompt": {
@@ -253,7 +366,11 @@ function plant(doc: Extract<Node, { kind: "map" }>, op: Op): boolean {
         doc.entries.push({ key: "worker", value: worker });
       }
       if (worker.kind !== "map" || worker.entries.some((e) => e.key === "system_prompt")) return false;
-      worker.entries.push({ key: "system_prompt", value: { kind: "raw", text: '"You are {{name}}"' }, marks: ["SYSTEM_PROMPT_MOVED"] });
+      worker.entries.push({
+        key: "system_prompt",
+        value: { kind: "raw", text: '"You are {{name}}"' },
+        marks: ["SYSTEM_PROMPT_MOVED"],
+      });
       return true;
     }
     case "forbidden": {
@@ -264,10 +381,24 @@ function plant(doc: Extract<Node, { kind: "map" }>, op: Op): boolean {
     }
     case "duplicate": {
       const m = pick(all, op.at);
-      const original = m === undefined ? undefined : pick(m.entries.filter((e) => (m.known ?? []).includes(e.key)), op.which);
+      const original =
+        m === undefined
+          ? undefined
+          : pick(
+              m.entries.filter((e) => (m.known ?? []).includes(e.key)),
+              op.which,
+            );
       if (m === undefined || original === undefined) return false;
-      const copy = original.value.kind === "raw" ? { kind: "raw" as const, text: original.value.text } : { kind: "raw" as const, text: "{}" };
-      m.entries.push({ key: original.key, ...(op.quoted ? { spelled: JSON.stringify(original.key) } : {}), value: copy, marks: ["YAML_DUPLICATE_KEY"] });
+      const copy =
+        original.value.kind === "raw"
+          ? { kind: "raw" as const, text: original.value.text }
+          : { kind: "raw" as const, text: "{}" };
+      m.entries.push({
+        key: original.key,
+        ...(op.quoted ? { spelled: JSON.stringify(original.key) } : {}),
+        value: copy,
+        marks: ["YAML_DUPLICATE_KEY"],
+      });
       return true;
     }
     case "wrong": {
@@ -279,8 +410,17 @@ function plant(doc: Extract<Node, { kind: "map" }>, op: Op): boolean {
       return true;
     }
     case "section": {
-      const m = pick(all.filter((x) => x.path === "" || x.path === "scope"), op.at);
-      const entry = m === undefined ? undefined : pick(m.entries.filter((e) => e.value.kind !== "raw"), op.at);
+      const m = pick(
+        all.filter((x) => x.path === "" || x.path === "scope"),
+        op.at,
+      );
+      const entry =
+        m === undefined
+          ? undefined
+          : pick(
+              m.entries.filter((e) => e.value.kind !== "raw"),
+              op.at,
+            );
       if (entry === undefined) return false;
       // A mapping or list replaced by a scalar or the other kind of collection.
       const text = op.text === "{}x" ? (entry.value.kind === "seq" ? "{}" : "[]") : op.text;
@@ -292,7 +432,10 @@ function plant(doc: Extract<Node, { kind: "map" }>, op: Op): boolean {
       return true;
     }
     case "missing": {
-      const rule = pick(all.filter((x) => x.path === "rule" && x.entries.some((e) => e.key === op.which)), op.at);
+      const rule = pick(
+        all.filter((x) => x.path === "rule" && x.entries.some((e) => e.key === op.which)),
+        op.at,
+      );
       if (rule === undefined) return false;
       const rest = rule.entries.filter((e) => e.key !== op.which);
       if (rest.length === 0) return false;
@@ -326,8 +469,17 @@ function plant(doc: Extract<Node, { kind: "map" }>, op: Op): boolean {
       if (m === undefined) return false;
       if (op.viaAlias) {
         const name = `m${(anchors += 1)}`;
-        doc.entries.unshift({ key: "base", spelled: `&${name} base`, value: { kind: "raw", text: "{max_turns: 3}" }, marks: ["YAML_ALIAS"] });
-        m.entries.push({ key: "<<", value: { kind: "raw", text: `*${name}`, marks: ["YAML_ALIAS"] }, marks: ["YAML_MERGE_KEY"] });
+        doc.entries.unshift({
+          key: "base",
+          spelled: `&${name} base`,
+          value: { kind: "raw", text: "{max_turns: 3}" },
+          marks: ["YAML_ALIAS"],
+        });
+        m.entries.push({
+          key: "<<",
+          value: { kind: "raw", text: `*${name}`, marks: ["YAML_ALIAS"] },
+          marks: ["YAML_MERGE_KEY"],
+        });
       } else {
         m.entries.push({ key: "<<", value: { kind: "raw", text: "{max_turns: 3}" }, marks: ["YAML_MERGE_KEY"] });
       }
@@ -348,7 +500,11 @@ interface Case {
 }
 
 const plantedArb: fc.Arbitrary<Case> = fc
-  .tuple(modelArb, fc.array(opArb, { minLength: 1, maxLength: 3 }), fc.constantFrom("", "", "", "directive", "tag-directive", "second", "second-empty", "end-then-second"))
+  .tuple(
+    modelArb,
+    fc.array(opArb, { minLength: 1, maxLength: 3 }),
+    fc.constantFrom("", "", "", "directive", "tag-directive", "second", "second-empty", "end-then-second"),
+  )
   .map(([model, ops, wrap]) => {
     const doc = toNode(model, "") as Extract<Node, { kind: "map" }>;
     let planted = 0;
@@ -369,7 +525,11 @@ const plantedArb: fc.Arbitrary<Case> = fc
   });
 
 const cleanArb: fc.Arbitrary<Case> = fc
-  .tuple(modelArb, fc.constantFrom("", "# comment\n", "\ufeff", "---\n", "%YAML-less\n"), fc.constantFrom("", "\n", "\n...\n", "\n# end"))
+  .tuple(
+    modelArb,
+    fc.constantFrom("", "# comment\n", "\ufeff", "---\n", "%YAML-less\n"),
+    fc.constantFrom("", "\n", "\n...\n", "\n# end"),
+  )
   .map(([model, head, tail]) => {
     const body = render(toNode(model, "")).lines.join("\n");
     // "%YAML-less" would be a directive; it stands for a leading comment line instead.
@@ -377,10 +537,52 @@ const cleanArb: fc.Arbitrary<Case> = fc
     return { family: "clean", text, model };
   });
 
-const NOISE = ["\t", ":", ": ", "-", "- ", "&", "*", "!", "%", "{", "}", "[", "]", "#", "'", '"', "\n", "\n  ", " ", "\0", "\ufeff", "\u2028", "\r", "|", ">", "<<", "?", ",", "@", "`", "\\"];
+const NOISE = [
+  "\t",
+  ":",
+  ": ",
+  "-",
+  "- ",
+  "&",
+  "*",
+  "!",
+  "%",
+  "{",
+  "}",
+  "[",
+  "]",
+  "#",
+  "'",
+  '"',
+  "\n",
+  "\n  ",
+  " ",
+  "\0",
+  "\ufeff",
+  "\u2028",
+  "\r",
+  "|",
+  ">",
+  "<<",
+  "?",
+  ",",
+  "@",
+  "`",
+  "\\",
+];
 const garbageArb: fc.Arbitrary<Case> = fc.oneof(
   fc
-    .tuple(modelArb, fc.array(fc.tuple(fc.nat(), fc.oneof(fc.constantFrom(...NOISE), fc.string({ unit: "binary", maxLength: 3 })), fc.nat({ max: 4 })), { minLength: 1, maxLength: 4 }))
+    .tuple(
+      modelArb,
+      fc.array(
+        fc.tuple(
+          fc.nat(),
+          fc.oneof(fc.constantFrom(...NOISE), fc.string({ unit: "binary", maxLength: 3 })),
+          fc.nat({ max: 4 }),
+        ),
+        { minLength: 1, maxLength: 4 },
+      ),
+    )
     .map(([model, edits]) => {
       let text = render(toNode(model, "")).lines.join("\n");
       for (const [at, insert, cut] of edits) {
@@ -390,27 +592,67 @@ const garbageArb: fc.Arbitrary<Case> = fc.oneof(
       return { family: "garbage", text };
     }),
   fc.string({ unit: "binary", maxLength: 200 }).map((text) => ({ family: "garbage", text })),
-  fc.array(fc.constantFrom(...NOISE, "pod", "worker", "scope", "allow", "max_turns", "1", "x"), { maxLength: 40 }).map((t) => ({ family: "garbage", text: t.join("") })),
+  fc
+    .array(fc.constantFrom(...NOISE, "pod", "worker", "scope", "allow", "max_turns", "1", "x"), { maxLength: 40 })
+    .map((t) => ({ family: "garbage", text: t.join("") })),
 );
 
 /** Documents that are not a mapping, and denial-of-service shapes. */
 const shapeArb: fc.Arbitrary<Case> = fc.oneof(
-  fc.constantFrom("- a\n- b\n", "hello\n", "42\n", "[worker]\n", '"worker: 1"\n', "- worker: {max_turns: 1}\n", "|\n  pod: 1\n").map((text) => ({ family: "shape", text, mustFail: "NOT_A_MAPPING" as const })),
+  fc
+    .constantFrom(
+      "- a\n- b\n",
+      "hello\n",
+      "42\n",
+      "[worker]\n",
+      '"worker: 1"\n',
+      "- worker: {max_turns: 1}\n",
+      "|\n  pod: 1\n",
+    )
+    .map((text) => ({ family: "shape", text, mustFail: "NOT_A_MAPPING" as const })),
   fc.integer({ min: 2, max: 12 }).map((n) => {
     // Billion laughs: every level doubles the one before.
     const lines = ["a0: &a0 [lol, lol]"];
     for (let i = 1; i <= n; i += 1) lines.push(`a${i}: &a${i} [*a${i - 1}, *a${i - 1}, *a${i - 1}]`);
-    return { family: "shape", text: `${lines.join("\n")}\nworker: {instruction: *a${n}}\n`, mustFail: "YAML_ALIAS" as const };
+    return {
+      family: "shape",
+      text: `${lines.join("\n")}\nworker: {instruction: *a${n}}\n`,
+      mustFail: "YAML_ALIAS" as const,
+    };
   }),
   // Nesting deeper than MAX_MANIFEST_DEPTH is refused on the token tree, before yaml's
   // recursive Composer runs (it used to overflow the stack, and could abort the process).
-  fc.integer({ min: 33, max: 5_000 }).map((n) => ({ family: "shape", text: `worker: ${"[".repeat(n)}${"]".repeat(n)}\n`, mustFail: "YAML_SYNTAX" as const })),
-  fc.integer({ min: 33, max: 5_000 }).map((n) => ({ family: "shape", text: `pod: ${"{a: ".repeat(n)}1${"}".repeat(n)}\n`, mustFail: "YAML_SYNTAX" as const })),
-  fc.integer({ min: 33, max: 5_000 }).map((n) => ({ family: "shape", text: `scope: {allow: ${"[".repeat(n)}${"]".repeat(n)}}\n`, mustFail: "YAML_SYNTAX" as const })),
-  fc.constantFrom("pod", "worker", "scope", "provider").map((section) => ({ family: "shape", text: `${section}: []\n`, mustFail: "INVALID_VALUE" as const })),
-  fc.integer({ min: 100, max: 2_000 }).map((n) => ({ family: "shape", text: Array.from({ length: n }, (_, i) => `key_${i}: ${i}`).join("\n"), mustFail: "UNKNOWN_KEY" as const })),
-  fc.integer({ min: 0, max: 3 }).map((extra) => ({ family: "shape", text: `pod: {name: "${"x".repeat(MAX_MANIFEST_BYTES + extra - 15)}"}\n`, mustFail: "TOO_LARGE" as const })),
-  fc.integer({ min: 1_000, max: 100_000 }).map((n) => ({ family: "shape", text: `worker: {instruction: "${"é".repeat(n)}"}\n` })),
+  fc.integer({ min: 33, max: 5_000 }).map((n) => ({
+    family: "shape",
+    text: `worker: ${"[".repeat(n)}${"]".repeat(n)}\n`,
+    mustFail: "YAML_SYNTAX" as const,
+  })),
+  fc.integer({ min: 33, max: 5_000 }).map((n) => ({
+    family: "shape",
+    text: `pod: ${"{a: ".repeat(n)}1${"}".repeat(n)}\n`,
+    mustFail: "YAML_SYNTAX" as const,
+  })),
+  fc.integer({ min: 33, max: 5_000 }).map((n) => ({
+    family: "shape",
+    text: `scope: {allow: ${"[".repeat(n)}${"]".repeat(n)}}\n`,
+    mustFail: "YAML_SYNTAX" as const,
+  })),
+  fc
+    .constantFrom("pod", "worker", "scope", "provider")
+    .map((section) => ({ family: "shape", text: `${section}: []\n`, mustFail: "INVALID_VALUE" as const })),
+  fc.integer({ min: 100, max: 2_000 }).map((n) => ({
+    family: "shape",
+    text: Array.from({ length: n }, (_, i) => `key_${i}: ${i}`).join("\n"),
+    mustFail: "UNKNOWN_KEY" as const,
+  })),
+  fc.integer({ min: 0, max: 3 }).map((extra) => ({
+    family: "shape",
+    text: `pod: {name: "${"x".repeat(MAX_MANIFEST_BYTES + extra - 15)}"}\n`,
+    mustFail: "TOO_LARGE" as const,
+  })),
+  fc
+    .integer({ min: 1_000, max: 100_000 })
+    .map((n) => ({ family: "shape", text: `worker: {instruction: "${"é".repeat(n)}"}\n` })),
 );
 
 const caseArb: fc.Arbitrary<Case> = fc.oneof(
@@ -431,23 +673,65 @@ const PROTO = Object.prototype;
 /** Our own reading of docs/manifest.md: what an accepted layer may contain. */
 function conformance(value: unknown): string | undefined {
   const isPlain = (v: unknown): v is Record<string, unknown> =>
-    typeof v === "object" && v !== null && !Array.isArray(v) && (Object.getPrototypeOf(v) === PROTO || Object.getPrototypeOf(v) === null);
+    typeof v === "object" &&
+    v !== null &&
+    !Array.isArray(v) &&
+    (Object.getPrototypeOf(v) === PROTO || Object.getPrototypeOf(v) === null);
   const str = (v: unknown): boolean => typeof v === "string" && v.length > 0 && !v.includes("\0");
-  const keysIn = (v: Record<string, unknown>, allowed: readonly string[]): boolean => Object.keys(v).every((k) => allowed.includes(k));
+  const keysIn = (v: Record<string, unknown>, allowed: readonly string[]): boolean =>
+    Object.keys(v).every((k) => allowed.includes(k));
   const rule = (r: unknown): boolean =>
-    isPlain(r) && keysIn(r, ["target", "permission", "recursive"]) && str(r["target"]) && (r["permission"] === "read" || r["permission"] === "write") && (r["recursive"] === undefined || typeof r["recursive"] === "boolean");
-  const posInt = (v: unknown): boolean => v === undefined || (typeof v === "number" && Number.isSafeInteger(v) && v >= 1);
+    isPlain(r) &&
+    keysIn(r, ["target", "permission", "recursive"]) &&
+    str(r["target"]) &&
+    (r["permission"] === "read" || r["permission"] === "write") &&
+    (r["recursive"] === undefined || typeof r["recursive"] === "boolean");
+  const posInt = (v: unknown): boolean =>
+    v === undefined || (typeof v === "number" && Number.isSafeInteger(v) && v >= 1);
   const opt = (v: unknown, ok: (x: unknown) => boolean): boolean => v === undefined || ok(v);
   if (!isPlain(value) || !keysIn(value, ["pod", "worker", "scope", "provider"])) return "top level";
   const { pod, worker, scope, provider } = value;
-  if (pod !== undefined && !(isPlain(pod) && keysIn(pod, ["name", "pwd"]) && opt(pod["name"], str) && opt(pod["pwd"], (p) => str(p) && String(p).startsWith("/")))) return "pod";
+  if (
+    pod !== undefined &&
+    !(
+      isPlain(pod) &&
+      keysIn(pod, ["name", "pwd"]) &&
+      opt(pod["name"], str) &&
+      opt(pod["pwd"], (p) => str(p) && String(p).startsWith("/"))
+    )
+  )
+    return "pod";
   if (
     worker !== undefined &&
-    !(isPlain(worker) && keysIn(worker, ["instruction", "max_tokens", "max_turns", "temperature"]) && opt(worker["instruction"], str) && posInt(worker["max_tokens"]) && posInt(worker["max_turns"]) &&
-      opt(worker["temperature"], (t) => typeof t === "number" && t >= 0 && t <= 2))
-  ) return "worker";
-  if (scope !== undefined && !(isPlain(scope) && keysIn(scope, ["allow", "deny"]) && opt(scope["allow"], (l) => Array.isArray(l) && l.every(rule)) && opt(scope["deny"], (l) => Array.isArray(l) && l.every(rule)))) return "scope";
-  if (provider !== undefined && !(isPlain(provider) && keysIn(provider, ["kind", "model", "base_url", "api_key_file"]) && Object.values(provider).every(str))) return "provider";
+    !(
+      isPlain(worker) &&
+      keysIn(worker, ["instruction", "max_tokens", "max_turns", "temperature"]) &&
+      opt(worker["instruction"], str) &&
+      posInt(worker["max_tokens"]) &&
+      posInt(worker["max_turns"]) &&
+      opt(worker["temperature"], (t) => typeof t === "number" && t >= 0 && t <= 2)
+    )
+  )
+    return "worker";
+  if (
+    scope !== undefined &&
+    !(
+      isPlain(scope) &&
+      keysIn(scope, ["allow", "deny"]) &&
+      opt(scope["allow"], (l) => Array.isArray(l) && l.every(rule)) &&
+      opt(scope["deny"], (l) => Array.isArray(l) && l.every(rule))
+    )
+  )
+    return "scope";
+  if (
+    provider !== undefined &&
+    !(
+      isPlain(provider) &&
+      keysIn(provider, ["kind", "model", "base_url", "api_key_file"]) &&
+      Object.values(provider).every(str)
+    )
+  )
+    return "provider";
   return undefined;
 }
 
@@ -474,13 +758,22 @@ function runCase(c: Case): void {
     }
   }
   if (result.ok) {
-    check(!both || (thrown === undefined && isDeepStrictEqual(parsed, result.value)), () => "parseManifestLayer disagrees with validateManifestLayer");
+    check(
+      !both || (thrown === undefined && isDeepStrictEqual(parsed, result.value)),
+      () => "parseManifestLayer disagrees with validateManifestLayer",
+    );
     const why = conformance(result.value);
     if (why !== undefined || c.marks !== undefined || c.mustFail !== undefined) {
       counts.acceptedWrongly += 1;
-      throw new Error(`accepted wrongly (${why ?? c.mustFail ?? c.marks?.map((m) => `${m.code}@${m.line}`).join(" ")}):\n${c.text.slice(0, 2000)}`);
+      throw new Error(
+        `accepted wrongly (${why ?? c.mustFail ?? c.marks?.map((m) => `${m.code}@${m.line}`).join(" ")}):\n${c.text.slice(0, 2000)}`,
+      );
     }
-    if (c.model !== undefined) check(isDeepStrictEqual(result.value, c.model), () => `clean manifest read back differently:\n${c.text}\n${JSON.stringify(result.value)}`);
+    if (c.model !== undefined)
+      check(
+        isDeepStrictEqual(result.value, c.model),
+        () => `clean manifest read back differently:\n${c.text}\n${JSON.stringify(result.value)}`,
+      );
     counts.correct += 1;
     counts.byCode.set("ok", (counts.byCode.get("ok") ?? 0) + 1);
     return;
@@ -492,18 +785,32 @@ function runCase(c: Case): void {
     check(issue.file === FILE, () => `issue without its file: ${issue.message}`);
     counts.issues += 1;
     if (issue.line !== undefined) {
-      check(Number.isInteger(issue.line) && issue.line >= 1 && issue.line <= lines, () => `line ${issue.line} outside 1..${lines}`);
+      check(
+        Number.isInteger(issue.line) && issue.line >= 1 && issue.line <= lines,
+        () => `line ${issue.line} outside 1..${lines}`,
+      );
       check(Number.isInteger(issue.column) && (issue.column ?? 0) >= 1, () => `bad column ${issue.column}`);
       counts.issuesWithPosition += 1;
     }
   }
   const first = result.issues[0] as ManifestError;
-  check(!both || (ManifestError.is(thrown) && thrown.code === first.code && thrown.line === first.line), () => `parseManifestLayer threw ${String(thrown)}, not the first issue`);
+  check(
+    !both || (ManifestError.is(thrown) && thrown.code === first.code && thrown.line === first.line),
+    () => `parseManifestLayer threw ${String(thrown)}, not the first issue`,
+  );
   if (c.model !== undefined) throw new Error(`clean manifest refused: ${first.message}\n${c.text}`);
-  if (c.mustFail !== undefined) check(result.issues.some((i) => i.code === c.mustFail), () => `expected ${c.mustFail}, got ${first.code}: ${first.message}`);
+  if (c.mustFail !== undefined)
+    check(
+      result.issues.some((i) => i.code === c.mustFail),
+      () => `expected ${c.mustFail}, got ${first.code}: ${first.message}`,
+    );
   for (const m of c.marks ?? []) {
     const found = result.issues.some((i) => i.code === m.code && i.line === m.line);
-    check(found, () => `planted ${m.code} at line ${m.line} not reported; got ${result.issues.map((i) => `${i.code}@${i.line}`).join(" ")}\n${c.text}`);
+    check(
+      found,
+      () =>
+        `planted ${m.code} at line ${m.line} not reported; got ${result.issues.map((i) => `${i.code}@${i.line}`).join(" ")}\n${c.text}`,
+    );
     counts.plantedFound += 1;
   }
   counts.typedErrors += 1;
@@ -523,7 +830,22 @@ describe("manifest layers under hostile input", () => {
     expect(counts.acceptedWrongly).toBe(0);
     expect(counts.typedErrors + counts.correct).toBe(RUNS);
     expect(counts.withCode).toBe(counts.typedErrors);
-    for (const code of ["ok", "YAML_SYNTAX", "YAML_ALIAS", "YAML_MERGE_KEY", "YAML_TAG", "YAML_DIRECTIVE", "YAML_DUPLICATE_KEY", "YAML_MULTIPLE_DOCUMENTS", "FORBIDDEN_KEY", "UNKNOWN_KEY", "INVALID_VALUE", "SYSTEM_PROMPT_MOVED", "NOT_A_MAPPING", "TOO_LARGE"]) {
+    for (const code of [
+      "ok",
+      "YAML_SYNTAX",
+      "YAML_ALIAS",
+      "YAML_MERGE_KEY",
+      "YAML_TAG",
+      "YAML_DIRECTIVE",
+      "YAML_DUPLICATE_KEY",
+      "YAML_MULTIPLE_DOCUMENTS",
+      "FORBIDDEN_KEY",
+      "UNKNOWN_KEY",
+      "INVALID_VALUE",
+      "SYSTEM_PROMPT_MOVED",
+      "NOT_A_MAPPING",
+      "TOO_LARGE",
+    ]) {
       expect([code, (counts.byCode.get(code) ?? 0) > 0]).toEqual([code, true]);
     }
   });

@@ -20,4 +20,10 @@ export { readManifestFile } from "./read-manifest-file.ts";
 export type { ReadManifestFileOptions } from "./read-manifest-file.ts";
 export { resolveManifest } from "./resolve-manifest.ts";
 export type { ResolveManifestOptions } from "./resolve-manifest.ts";
-export type { ManifestLayerResult, ManifestProvider, ManifestScopeRule, PartialManifest, PodManifest } from "./types.ts";
+export type {
+  ManifestLayerResult,
+  ManifestProvider,
+  ManifestScopeRule,
+  PartialManifest,
+  PodManifest,
+} from "./types.ts";

@@ -10,7 +10,10 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 // vitest's default of one fresh worker process per test file (pool "forks", isolate on).
 const require = createRequire(import.meta.url);
 const LAZY = { yaml: require.resolve("yaml"), valibot: require.resolve("valibot") };
-const loaded = () => ({ yaml: require.cache[LAZY.yaml] !== undefined, valibot: require.cache[LAZY.valibot] !== undefined });
+const loaded = () => ({
+  yaml: require.cache[LAZY.yaml] !== undefined,
+  valibot: require.cache[LAZY.valibot] !== undefined,
+});
 
 let root: string;
 beforeEach(async () => {

@@ -56,7 +56,12 @@ describe("loadManifest", () => {
       overlays: ["worker.max_turns = 12", "scope.deny = [{target: .git, permission: write}]"],
     });
     expect(files).toEqual([user, project]);
-    expect(manifest.worker).toEqual({ instruction: "$workspace/review", max_tokens: 1000, max_turns: 12, temperature: 0 });
+    expect(manifest.worker).toEqual({
+      instruction: "$workspace/review",
+      max_tokens: 1000,
+      max_turns: 12,
+      temperature: 0,
+    });
     expect(manifest.scope).toEqual({
       allow: [
         { target: "/usr/share", permission: "read" },
@@ -86,7 +91,10 @@ describe("loadManifest", () => {
       expect(userManifestPath({ HOME: "." })).toBeUndefined();
       const cwd = await mkdtemp(join(tmpdir(), "insomnia-relhome-"));
       await mkdir(join(cwd, ".config", "insomnia"), { recursive: true });
-      await writeFile(join(cwd, ".config", "insomnia", "pod.yaml"), "scope:\n  allow:\n    - target: /\n      permission: write\n");
+      await writeFile(
+        join(cwd, ".config", "insomnia", "pod.yaml"),
+        "scope:\n  allow:\n    - target: /\n      permission: write\n",
+      );
       const previous = process.cwd();
       process.chdir(cwd);
       try {
@@ -130,7 +138,9 @@ describe("loadManifest", () => {
   });
 
   test("missing_explicit_manifest_file_is_an_error", async () => {
-    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, manifestFile: "nope.yaml" }));
+    const error = await manifestRejection(
+      loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, manifestFile: "nope.yaml" }),
+    );
     expect([error.code, error.file]).toEqual(["READ_FAILED", "nope.yaml"]);
     expect(error.message).toContain(join(cwd, "nope.yaml"));
   });
@@ -138,7 +148,9 @@ describe("loadManifest", () => {
   test("project_error_names_the_project_file_with_line_and_column", async () => {
     await put(join(cwd, ".insomnia", "pod.yaml"), 'pod:\n  name: x\nworker:\n  instructions: "$user/foo"\n');
     const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg } }));
-    expect(error.message).toBe('.insomnia/pod.yaml:4:3: unknown key "instructions" in worker (did you mean "instruction"?)');
+    expect(error.message).toBe(
+      '.insomnia/pod.yaml:4:3: unknown key "instructions" in worker (did you mean "instruction"?)',
+    );
   });
 
   test("user_error_names_the_absolute_user_file", async () => {
@@ -148,7 +160,9 @@ describe("loadManifest", () => {
   });
 
   test("single_overlay_error_is_labelled_dash_dash_overlay", async () => {
-    const error = await manifestRejection(loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, overlays: ["worker.turns = 3"] }));
+    const error = await manifestRejection(
+      loadManifest({ cwd, env: { XDG_CONFIG_HOME: xdg }, overlays: ["worker.turns = 3"] }),
+    );
     expect([error.code, error.file, error.column]).toEqual(["UNKNOWN_KEY", "--overlay", 8]);
   });
 
@@ -223,7 +237,11 @@ describe("loadManifest origins", () => {
     await put(join(cwd, ".insomnia", "pod.yaml"), "worker:\n  instruction: $workspace/b\n");
     const one = await loadManifest({ cwd, env: env(), overlays: ['worker.instruction = "$user/x.md"'] });
     expect(one.origins["worker.instruction"]).toEqual({ file: "--overlay", line: 1, column: 22 });
-    const two = await loadManifest({ cwd, env: env(), overlays: ["worker.max_turns = 2", "worker = {instruction: $user/c}"] });
+    const two = await loadManifest({
+      cwd,
+      env: env(),
+      overlays: ["worker.max_turns = 2", "worker = {instruction: $user/c}"],
+    });
     expect(two.origins["worker.instruction"]).toEqual({ file: "<overlay 2>", line: 1, column: 24 });
     expect(two.origins["worker.max_turns"]).toEqual({ file: "<overlay 1>", line: 1, column: 20 });
   });
@@ -247,9 +265,16 @@ describe("loadManifest origins", () => {
   });
 
   test("scope_rule_origins_are_numbered_as_in_the_merged_manifest", async () => {
-    const user = await put(join(xdg, "insomnia", "pod.yaml"), "scope:\n  allow:\n    - {target: /usr/share, permission: read}\n");
+    const user = await put(
+      join(xdg, "insomnia", "pod.yaml"),
+      "scope:\n  allow:\n    - {target: /usr/share, permission: read}\n",
+    );
     await put(join(cwd, ".insomnia", "pod.yaml"), "scope:\n  allow:\n    - target: .\n      permission: write\n");
-    const { origins, manifest } = await loadManifest({ cwd, env: env(), overlays: ["scope.allow = [{target: /opt, permission: read}]"] });
+    const { origins, manifest } = await loadManifest({
+      cwd,
+      env: env(),
+      overlays: ["scope.allow = [{target: /opt, permission: read}]"],
+    });
     expect(manifest.scope.allow.map((rule) => rule.target)).toEqual(["/usr/share", ".", "/opt"]);
     expect(origins["scope.allow[0].target"]).toEqual({ file: user, line: 3, column: 16 });
     expect(origins["scope.allow[1].target"]).toEqual({ file: ".insomnia/pod.yaml", line: 3, column: 15 });

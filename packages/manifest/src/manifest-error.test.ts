@@ -28,7 +28,10 @@ describe("ManifestError", () => {
   });
 
   test("is_recognizes_the_brand_from_another_copy", () => {
-    const foreign = Object.assign(new Error("x"), { [Symbol.for("insomnia.manifest.error")]: true, code: "UNKNOWN_KEY" });
+    const foreign = Object.assign(new Error("x"), {
+      [Symbol.for("insomnia.manifest.error")]: true,
+      code: "UNKNOWN_KEY",
+    });
     expect(ManifestError.is(foreign)).toBe(true);
     expect(ManifestError.is(new ManifestError("TOO_LARGE", "x"))).toBe(true);
     expect(ManifestError.is(new Error("x"))).toBe(false);

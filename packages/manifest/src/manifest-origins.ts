@@ -19,7 +19,12 @@ export interface RuleCounts {
 }
 
 /** Records the origin of every scalar `layer` sets into `into` (upper layers overwrite), and counts its rules. */
-export function addLayerOrigins(into: Record<string, ManifestOrigin>, layer: PositionedLayer, file: string, rules: RuleCounts): void {
+export function addLayerOrigins(
+  into: Record<string, ManifestOrigin>,
+  layer: PositionedLayer,
+  file: string,
+  rules: RuleCounts,
+): void {
   const at = (path: PathSegments, key: string) => {
     const position = layer.positions.get(pathKey(path));
     if (position === undefined) return;

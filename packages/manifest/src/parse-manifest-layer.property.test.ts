@@ -128,10 +128,51 @@ function render(m: Model, defects: readonly Defect[]): string {
 const yamlish = fc
   .array(
     fc.constantFrom(
-      "pod", "worker", "scope", "allow", "deny", "max_turns", "instruction", "target", "permission", "read",
-      ":", ": ", " ", "\n", "  ", "- ", "&a ", "*a", "!!str ", "!x ", "<<", "---\n", "...\n", '"', "'", "{", "}",
-      "[", "]", ", ", "1", "-1", "true", "null", "__proto__", "/tmp", "# c", "%YAML 1.2\n", "? ", "|\n", ">\n", "\t",
-      "\\", "\u00e9", "\uFEFF",
+      "pod",
+      "worker",
+      "scope",
+      "allow",
+      "deny",
+      "max_turns",
+      "instruction",
+      "target",
+      "permission",
+      "read",
+      ":",
+      ": ",
+      " ",
+      "\n",
+      "  ",
+      "- ",
+      "&a ",
+      "*a",
+      "!!str ",
+      "!x ",
+      "<<",
+      "---\n",
+      "...\n",
+      '"',
+      "'",
+      "{",
+      "}",
+      "[",
+      "]",
+      ", ",
+      "1",
+      "-1",
+      "true",
+      "null",
+      "__proto__",
+      "/tmp",
+      "# c",
+      "%YAML 1.2\n",
+      "? ",
+      "|\n",
+      ">\n",
+      "\t",
+      "\\",
+      "\u00e9",
+      "\uFEFF",
     ),
     { maxLength: 40 },
   )
@@ -176,9 +217,20 @@ describe("generated manifests", () => {
         const value = parseManifestLayer(render(m, []), "gen.yaml");
         expect(value).toEqual({
           pod: { name: m.name },
-          worker: { instruction: "$user/x", max_tokens: m.maxTokens, max_turns: m.maxTurns, temperature: m.temperature },
+          worker: {
+            instruction: "$user/x",
+            max_tokens: m.maxTokens,
+            max_turns: m.maxTurns,
+            temperature: m.temperature,
+          },
           scope: {
-            allow: [{ target: m.target, permission: "read", ...(m.recursive === undefined ? {} : { recursive: m.recursive }) }],
+            allow: [
+              {
+                target: m.target,
+                permission: "read",
+                ...(m.recursive === undefined ? {} : { recursive: m.recursive }),
+              },
+            ],
           },
         });
       }),
@@ -245,11 +297,16 @@ describe("generated manifests", () => {
 
   test("arbitrary_overlays_never_throw_from_validate", () => {
     fc.assert(
-      fc.property(fc.constantFrom("worker.max_turns", "scope.allow", "worker", "pod.name", "x", ""), fc.constantFrom(" = ", "=", " "), yamlish, (key, sep, value) => {
-        const expression = `${key}${sep}${value}`;
-        const result = validateOverlay(expression);
-        if (!result.ok) expectWellFormed(result.issues, expression);
-      }),
+      fc.property(
+        fc.constantFrom("worker.max_turns", "scope.allow", "worker", "pod.name", "x", ""),
+        fc.constantFrom(" = ", "=", " "),
+        yamlish,
+        (key, sep, value) => {
+          const expression = `${key}${sep}${value}`;
+          const result = validateOverlay(expression);
+          if (!result.ok) expectWellFormed(result.issues, expression);
+        },
+      ),
       { numRuns: 500 },
     );
   });

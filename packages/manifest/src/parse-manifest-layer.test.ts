@@ -35,12 +35,22 @@ describe("bad-input table: manifest rows", () => {
     expect(where(errorOf("worker: []\n"))).toEqual({ code: "INVALID_VALUE", file: FILE, line: 1, column: 9 });
     expect(errorOf("worker: []\n").message).toContain("worker must be a mapping, got a list");
     expect(where(errorOf("pod:\n  - name: x\n"))).toEqual({ code: "INVALID_VALUE", file: FILE, line: 2, column: 3 });
-    expect(where(errorOf("scope:\n  allow:\n    - []\n"))).toEqual({ code: "INVALID_VALUE", file: FILE, line: 3, column: 7 });
+    expect(where(errorOf("scope:\n  allow:\n    - []\n"))).toEqual({
+      code: "INVALID_VALUE",
+      file: FILE,
+      line: 3,
+      column: 7,
+    });
     expect(errorOf("[]\n").code).toBe("NOT_A_MAPPING");
   });
 
   test("yaml_alias_without_anchor_is_rejected", () => {
-    expect(where(errorOf("worker:\n  instruction: *nope\n"))).toEqual({ code: "YAML_ALIAS", file: FILE, line: 2, column: 16 });
+    expect(where(errorOf("worker:\n  instruction: *nope\n"))).toEqual({
+      code: "YAML_ALIAS",
+      file: FILE,
+      line: 2,
+      column: 16,
+    });
   });
 
   test("merge_key_is_rejected", () => {
@@ -94,7 +104,12 @@ describe("bad-input table: manifest rows", () => {
     ["worker:\n  __proto__:\n    polluted: true\n", 2, 3, "worker.__proto__"],
     ["__proto__: {polluted: true}\n", 1, 1, "__proto__"],
     ["pod:\n  name: x\n  constructor: y\n", 3, 3, "pod.constructor"],
-    ["scope:\n  allow:\n    - target: /x\n      permission: read\n      prototype: 1\n", 5, 7, "scope.allow[0].prototype"],
+    [
+      "scope:\n  allow:\n    - target: /x\n      permission: read\n      prototype: 1\n",
+      5,
+      7,
+      "scope.allow[0].prototype",
+    ],
   ])("proto_keys_are_forbidden %#", (text, line, column, key) => {
     const error = errorOf(text);
     expect(where(error)).toEqual({ code: "FORBIDDEN_KEY", file: FILE, line, column });
@@ -195,7 +210,12 @@ describe("other rejected input", () => {
   });
 
   test("syntax_error_has_a_position", () => {
-    expect(where(errorOf("worker:\n  max_turns: [1,\n"))).toEqual({ code: "YAML_SYNTAX", file: FILE, line: 3, column: 1 });
+    expect(where(errorOf("worker:\n  max_turns: [1,\n"))).toEqual({
+      code: "YAML_SYNTAX",
+      file: FILE,
+      line: 3,
+      column: 1,
+    });
   });
 
   test("complex_key_is_rejected", () => {

@@ -40,7 +40,10 @@ function layerIssues(text: string): Issue[] | { value: PartialManifest; position
   const parsed = parseSafeYaml(text);
   const issues = [...parsed.issues];
   const root = parsed.positions.get("");
-  if (parsed.value !== undefined && (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value))) {
+  if (
+    parsed.value !== undefined &&
+    (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value))
+  ) {
     issues.push({
       code: "NOT_A_MAPPING",
       detail: `a manifest must be a mapping of keys (pod, worker, scope, provider), got ${Array.isArray(parsed.value) ? "a list" : "a single value"}`,

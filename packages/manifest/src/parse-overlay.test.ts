@@ -3,7 +3,8 @@ import { manifestErrorOf, where } from "./__fixtures__/manifest-errors.ts";
 import { ManifestError } from "./manifest-error.ts";
 import { parseOverlay, validateOverlay } from "./parse-overlay.ts";
 
-const errorOf = (expression: string, file?: string): ManifestError => manifestErrorOf(() => parseOverlay(expression, file));
+const errorOf = (expression: string, file?: string): ManifestError =>
+  manifestErrorOf(() => parseOverlay(expression, file));
 
 describe("parseOverlay", () => {
   test("quoted_instruction_reference_sets_worker_instruction", () => {
@@ -23,7 +24,9 @@ describe("parseOverlay", () => {
   });
 
   test("section_key_takes_a_flow_mapping", () => {
-    expect(parseOverlay("provider = {kind: openai, model: gpt-x}")).toEqual({ provider: { kind: "openai", model: "gpt-x" } });
+    expect(parseOverlay("provider = {kind: openai, model: gpt-x}")).toEqual({
+      provider: { kind: "openai", model: "gpt-x" },
+    });
   });
 
   test("value_may_contain_equals_signs", () => {
@@ -33,7 +36,12 @@ describe("parseOverlay", () => {
   });
 
   test("missing_equals_is_invalid_overlay_at_the_end", () => {
-    expect(where(errorOf("worker.max_turns 10"))).toEqual({ code: "INVALID_OVERLAY", file: "--overlay", line: 1, column: 20 });
+    expect(where(errorOf("worker.max_turns 10"))).toEqual({
+      code: "INVALID_OVERLAY",
+      file: "--overlay",
+      line: 1,
+      column: 20,
+    });
   });
 
   test("empty_key_is_invalid_overlay", () => {
@@ -50,7 +58,12 @@ describe("parseOverlay", () => {
   });
 
   test("missing_value_is_invalid_overlay", () => {
-    expect(where(errorOf("worker.max_turns ="))).toEqual({ code: "INVALID_OVERLAY", file: "--overlay", line: 1, column: 19 });
+    expect(where(errorOf("worker.max_turns ="))).toEqual({
+      code: "INVALID_OVERLAY",
+      file: "--overlay",
+      line: 1,
+      column: 19,
+    });
   });
 
   test("unknown_key_points_at_its_segment_with_a_suggestion", () => {
@@ -62,11 +75,21 @@ describe("parseOverlay", () => {
 
   test("unknown_key_inside_the_value_points_into_the_value", () => {
     const error = errorOf("worker = {max_turn: 3}");
-    expect([error.code, error.column, error.suggestion, error.key]).toEqual(["UNKNOWN_KEY", 11, "max_turns", "worker.max_turn"]);
+    expect([error.code, error.column, error.suggestion, error.key]).toEqual([
+      "UNKNOWN_KEY",
+      11,
+      "max_turns",
+      "worker.max_turn",
+    ]);
   });
 
   test("key_below_a_value_is_unknown", () => {
-    expect(where(errorOf("worker.max_turns.x = 1"))).toEqual({ code: "UNKNOWN_KEY", file: "--overlay", line: 1, column: 18 });
+    expect(where(errorOf("worker.max_turns.x = 1"))).toEqual({
+      code: "UNKNOWN_KEY",
+      file: "--overlay",
+      line: 1,
+      column: 18,
+    });
   });
 
   test("wrong_type_is_invalid_overlay_at_the_value_with_cause", () => {

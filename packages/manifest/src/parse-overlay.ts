@@ -60,7 +60,14 @@ function overlayIssues(expression: string): Issue[] | { value: PartialManifest; 
   }
   for (const segment of key.split(".")) {
     if (FORBIDDEN_KEYS.has(segment)) {
-      return [{ code: "FORBIDDEN_KEY", detail: `key "${segment}" is forbidden`, offset, key: formatKey([...segments, segment]) }];
+      return [
+        {
+          code: "FORBIDDEN_KEY",
+          detail: `key "${segment}" is forbidden`,
+          offset,
+          key: formatKey([...segments, segment]),
+        },
+      ];
     }
     const known = knownKeysAt(segments);
     if (known === undefined) {
@@ -92,7 +99,10 @@ function overlayIssues(expression: string): Issue[] | { value: PartialManifest; 
   segments.forEach((_, i) => {
     const path = segments.slice(0, i + 1);
     const root = i === segments.length - 1 ? parsed.positions.get("") : undefined;
-    positions.set(pathKey(path), { key: offsets[i]!, value: root === undefined ? offsets[i]! : root.value + valueStart });
+    positions.set(pathKey(path), {
+      key: offsets[i]!,
+      value: root === undefined ? offsets[i]! : root.value + valueStart,
+    });
   });
   const prefix = pathKey(segments);
   for (const [path, position] of parsed.positions) {

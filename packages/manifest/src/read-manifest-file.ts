@@ -16,7 +16,10 @@ export interface ReadManifestFileOptions {
  * Reads a manifest file as UTF-8 text, capped at MAX_MANIFEST_BYTES; throws ManifestError.
  * Opens non-blocking so a FIFO in place of the file cannot hang the pod.
  */
-export async function readManifestFile(path: string, options: ReadManifestFileOptions = {}): Promise<string | undefined> {
+export async function readManifestFile(
+  path: string,
+  options: ReadManifestFileOptions = {},
+): Promise<string | undefined> {
   const display = options.display ?? path;
   const optional = options.optional ?? false;
   let handle: FileHandle;

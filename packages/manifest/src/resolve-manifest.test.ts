@@ -69,7 +69,9 @@ describe("resolveManifest", () => {
 
   test("consumer_built_layer_is_checked", () => {
     const bad = { worker: { max_turns: 0 } } as PartialManifest;
-    expect(() => resolveManifest(bad, { cwd: "/p" })).toThrow(/worker\.max_turns must be a positive whole number, got 0/);
+    expect(() => resolveManifest(bad, { cwd: "/p" })).toThrow(
+      /worker\.max_turns must be a positive whole number, got 0/,
+    );
     const unknown = { worker: { turns: 3 } } as unknown as PartialManifest;
     expect(() => resolveManifest(unknown, { cwd: "/p" })).toThrow(/unknown key "turns" in worker/);
   });

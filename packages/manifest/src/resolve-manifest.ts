@@ -20,7 +20,9 @@ export interface ResolveManifestOptions {
 /** Applies defaults (pwd, name, instruction, default allow rule), checks the result, deep-freezes it. */
 export function resolveManifest(partial: PartialManifest, options: ResolveManifestOptions): PodManifest {
   // No layer set anything: only defaults apply, and there is nothing to check (nor a reason to load the validator).
-  const checked = isEmptyObject(partial) ? { value: {} as PartialManifest, issues: [] } : checkLayerValue(partial, new Map());
+  const checked = isEmptyObject(partial)
+    ? { value: {} as PartialManifest, issues: [] }
+    : checkLayerValue(partial, new Map());
   if (checked.value === undefined) throw toManifestError(sortIssues(checked.issues)[0]!, undefined, "");
   const layer = checked.value;
 

@@ -1,4 +1,4 @@
-import type { Node as YamlNode } from "yaml";
+import type { Document, Node as YamlNode } from "yaml";
 import { MAX_MANIFEST_DEPTH } from "./defaults.ts";
 import { formatKey, pathKey } from "./issue.ts";
 import { yaml } from "./lazy-dependencies.ts";
@@ -44,7 +44,7 @@ const SKIP = Symbol("skip");
 export function parseSafeYaml(text: string): SafeYamlResult {
   const positions: PositionMap = new Map();
   const issues: Issue[] = [];
-  let documents;
+  let documents: Document.Parsed[];
   try {
     const tokens = Array.from(new (yaml().Parser)().parse(text));
     issues.push(...scanTokens(tokens));
@@ -129,7 +129,8 @@ function nestingIssue(tokens: readonly unknown[]): Issue | undefined {
         offset: typeof token.offset === "number" ? token.offset : 0,
       };
     }
-    for (const child of Object.values(item)) if (child !== null && typeof child === "object") stack.push({ item: child, depth: inner });
+    for (const child of Object.values(item))
+      if (child !== null && typeof child === "object") stack.push({ item: child, depth: inner });
   }
   return undefined;
 }
@@ -247,7 +248,12 @@ class Converter {
       }
       return out;
     }
-    this.issues.push({ code: "YAML_SYNTAX", detail: "unsupported YAML node", offset: start(node), key: formatKey(path) });
+    this.issues.push({
+      code: "YAML_SYNTAX",
+      detail: "unsupported YAML node",
+      offset: start(node),
+      key: formatKey(path),
+    });
     return SKIP;
   }
 
@@ -278,7 +284,11 @@ class Converter {
       return undefined;
     }
     const key =
-      keyNode === null ? "" : typeof keyNode.value === "string" ? keyNode.value : (keyNode.source ?? String(keyNode.value));
+      keyNode === null
+        ? ""
+        : typeof keyNode.value === "string"
+          ? keyNode.value
+          : (keyNode.source ?? String(keyNode.value));
     if (key === "<<" && keyNode?.type === "PLAIN") {
       this.issues.push({
         code: "YAML_MERGE_KEY",

@@ -50,7 +50,11 @@ function buildLayerSchema(v: typeof V) {
             max_tokens: v.optional(positiveInteger("a positive whole number")),
             max_turns: v.optional(positiveInteger("a positive whole number")),
             temperature: v.optional(
-              v.pipe(v.number("a number from 0 to 2"), v.minValue(0, "a number from 0 to 2"), v.maxValue(2, "a number from 0 to 2")),
+              v.pipe(
+                v.number("a number from 0 to 2"),
+                v.minValue(0, "a number from 0 to 2"),
+                v.maxValue(2, "a number from 0 to 2"),
+              ),
             ),
           },
           MAPPING,
@@ -96,8 +100,7 @@ export function knownKeysAt(path: readonly (string | number)[]): string[] | unde
     if (schema?.type === "strict_object") {
       const entries: Record<string, SchemaShape> = schema.entries ?? {};
       schema = Object.hasOwn(entries, segment) ? entries[String(segment)] : undefined;
-    }
-    else if (schema?.type === "array") schema = schema.item;
+    } else if (schema?.type === "array") schema = schema.item;
     else return undefined;
   }
   schema = unwrap(schema);

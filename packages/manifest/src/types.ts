@@ -40,6 +40,4 @@ export interface PartialManifest {
 }
 
 /** Outcome of validating one layer or overlay: the layer, or every problem found. */
-export type ManifestLayerResult =
-  | { ok: true; value: PartialManifest }
-  | { ok: false; issues: ManifestError[] };
+export type ManifestLayerResult = { ok: true; value: PartialManifest } | { ok: false; issues: ManifestError[] };

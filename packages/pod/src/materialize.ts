@@ -101,7 +101,14 @@ export async function materialize(
     },
     ...(agents.text === undefined || agents.file === undefined
       ? {}
-      : { agentsMd: { file: agents.file, bytes: agents.bytes, totalBytes: agents.totalBytes, truncated: agents.truncated } }),
+      : {
+          agentsMd: {
+            file: agents.file,
+            bytes: agents.bytes,
+            totalBytes: agents.totalBytes,
+            truncated: agents.truncated,
+          },
+        }),
     warnings: agents.warnings,
   };
 }

@@ -26,11 +26,23 @@ beforeAll(async () => {
   const { bin } = JSON.parse(await readFile(tsupManifest, "utf8")) as { bin: Record<string, string> };
   await run(
     process.execPath,
-    [join(dirname(tsupManifest), bin.tsup!), "src/index.ts", "--no-config", "--format", "esm", "--platform", "node", "--target", "node20", "--out-dir", buildDir],
+    [
+      join(dirname(tsupManifest), bin.tsup!),
+      "src/index.ts",
+      "--no-config",
+      "--format",
+      "esm",
+      "--platform",
+      "node",
+      "--target",
+      "node20",
+      "--out-dir",
+      buildDir,
+    ],
     { cwd: packageDir },
   );
   dir = await makePodDir(
-    "You are a pod in {{cwd}}.\nRendered at {{datetime}} with tools {{join tools \", \"}}.\n{{> part}}\n",
+    'You are a pod in {{cwd}}.\nRendered at {{datetime}} with tools {{join tools ", "}}.\n{{> part}}\n',
     { agentsMd: "Original project rules.\n" },
   );
   await dir.writePrompt("part", 'Readable roots: {{join scope.readable ", "}}.');
@@ -73,10 +85,20 @@ test("system_prompt_is_byte_identical_across_turns_compactions_and_a_restore_in_
 
   const child = await run(
     process.execPath,
-    [join(packageDir, "src", "__fixtures__", "restore-child.mjs"), join(buildDir, "index.js"), storeDir, pod.segmentId!],
+    [
+      join(packageDir, "src", "__fixtures__", "restore-child.mjs"),
+      join(buildDir, "index.js"),
+      storeDir,
+      pod.segmentId!,
+    ],
     { cwd: packageDir },
   );
-  const second = JSON.parse(child.stdout) as { prompts: string[]; warnings: string[]; starts: string[]; segmentId: string };
+  const second = JSON.parse(child.stdout) as {
+    prompts: string[];
+    warnings: string[];
+    starts: string[];
+    segmentId: string;
+  };
 
   expect(client.requests.length).toBeGreaterThanOrEqual(10);
   expect(second.prompts.length).toBeGreaterThanOrEqual(7);

@@ -16,7 +16,7 @@ import { MemorySegmentStore } from "./segment-memory-store.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import { summaryMessage } from "./summary-message.ts";
 
-const INSTRUCTION = "You are a test pod in {{cwd}}.\nIt is {{datetime}}.\nTools: {{join tools \", \"}}\n";
+const INSTRUCTION = 'You are a test pod in {{cwd}}.\nIt is {{datetime}}.\nTools: {{join tools ", "}}\n';
 const NOW = "2025-01-02T03:04:05.000Z";
 
 const dirs: PodDir[] = [];
@@ -81,7 +81,9 @@ describe("Pod.fromManifest", () => {
 
   test("unknown_variable_inside_a_block_fails_at_creation", async () => {
     const dir = await podDir("{{#if tols}}x{{/if}}\n");
-    const error = await rejection(Pod.fromManifest(dir.manifest, { ...newWorker(), store: new MemorySegmentStore(), env: dir.env }));
+    const error = await rejection(
+      Pod.fromManifest(dir.manifest, { ...newWorker(), store: new MemorySegmentStore(), env: dir.env }),
+    );
     expect(PodError.is(error) && error.code).toBe("INVALID_SYSTEM_PROMPT_TEMPLATE");
     expect((error as PodError).line).toBe(1);
   });
@@ -89,7 +91,9 @@ describe("Pod.fromManifest", () => {
   test("missing_instruction_file_is_invalid_template", async () => {
     const dir = await podDir();
     const manifest = { ...dir.manifest, worker: { ...dir.manifest.worker, instruction: "$workspace/nope" } };
-    const error = await rejection(Pod.fromManifest(manifest, { ...newWorker(), store: new MemorySegmentStore(), env: dir.env }));
+    const error = await rejection(
+      Pod.fromManifest(manifest, { ...newWorker(), store: new MemorySegmentStore(), env: dir.env }),
+    );
     expect(PodError.is(error) && error.code).toBe("INVALID_SYSTEM_PROMPT_TEMPLATE");
     expect((error as PodError).message).toContain("$workspace/nope");
   });
@@ -97,7 +101,9 @@ describe("Pod.fromManifest", () => {
   test("invalid_scope_is_a_pod_error_with_the_scope_error_as_cause", async () => {
     const dir = await podDir();
     const manifest = { ...dir.manifest, scope: { allow: [], deny: [] } };
-    const error = await rejection(Pod.fromManifest(manifest, { ...newWorker(), store: new MemorySegmentStore(), env: dir.env }));
+    const error = await rejection(
+      Pod.fromManifest(manifest, { ...newWorker(), store: new MemorySegmentStore(), env: dir.env }),
+    );
     expect(PodError.is(error) && error.code).toBe("INVALID_SCOPE");
     expect(ScopeError.is((error as PodError).cause)).toBe(true);
   });
@@ -119,7 +125,10 @@ describe("Pod.fromManifest", () => {
     expect(await store.listSegments()).toEqual([]);
 
     // The same files are fine once the pod's scope deliberately allows reading them.
-    const allowed = { ...dir.manifest, scope: { allow: [...dir.manifest.scope.allow, { target: dir.outside, permission: "read" as const }], deny: [] } };
+    const allowed = {
+      ...dir.manifest,
+      scope: { allow: [...dir.manifest.scope.allow, { target: dir.outside, permission: "read" as const }], deny: [] },
+    };
     const pod = await Pod.fromManifest(allowed, { ...newWorker(), store, env: dir.env });
     expect(pod.isMaterialized).toBe(false);
   });
@@ -150,7 +159,11 @@ describe("first run", () => {
       env: dir.env,
     });
     expect(worker.getSystemPrompt()).toBe(expected.prompt);
-    expect(expected.prompt.startsWith(`You are a test pod in ${dir.pwd}.\nIt is 2025-01-02T03:04:05Z.\nTools: read_file, write_file\n`)).toBe(true);
+    expect(
+      expected.prompt.startsWith(
+        `You are a test pod in ${dir.pwd}.\nIt is 2025-01-02T03:04:05Z.\nTools: read_file, write_file\n`,
+      ),
+    ).toBe(true);
     expect(client.requests.map((r) => r.systemPrompt)).toEqual([expected.prompt]);
     expect(pod.isMaterialized).toBe(true);
   });
@@ -177,7 +190,9 @@ describe("first run", () => {
 
   test("render_failure_propagates_as_pod_error", async () => {
     // 40^4 iterations: far over the render step budget, caught at render time.
-    const dir = await podDir("{{#each tools}}{{#each tools}}{{#each tools}}{{#each tools}}.{{/each}}{{/each}}{{/each}}{{/each}}\n");
+    const dir = await podDir(
+      "{{#each tools}}{{#each tools}}{{#each tools}}{{#each tools}}.{{/each}}{{/each}}{{/each}}{{/each}}\n",
+    );
     const { pod, worker, store } = await start(dir);
     for (let i = 0; i < 40; i++) worker.tools.register(echoTool(`tool_${String(i).padStart(2, "0")}`));
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -231,7 +246,8 @@ describe("first run", () => {
     const dir = await podDir();
     const outage = new Error("provider outage");
     const client = new ScriptedLlmClient((_request, index): LlmResponse => {
-      if (index === 0) return { content: "reading", toolCalls: [{ id: "c1", name: "read_file", input: { path: "x" } }] };
+      if (index === 0)
+        return { content: "reading", toolCalls: [{ id: "c1", name: "read_file", input: { path: "x" } }] };
       throw outage;
     });
     const worker = new Worker({ client });
@@ -437,10 +453,14 @@ describe("Pod.restore", () => {
     const before = await firstLife(dir, storeDir);
     const notifier = collectWarnings();
     const loader = PromptLoader.forPod({ cwd: dir.pwd, env: dir.env });
-    await Pod.restore(new FileSegmentStore(storeDir), before.segmentId, newWorker().worker, { notifier, loader }).then((p) => p.close());
+    await Pod.restore(new FileSegmentStore(storeDir), before.segmentId, newWorker().worker, { notifier, loader }).then(
+      (p) => p.close(),
+    );
     expect(notifier.warnings).toEqual([]);
     await dir.writePrompt("main", "changed\r\n");
-    await Pod.restore(new FileSegmentStore(storeDir), before.segmentId, newWorker().worker, { notifier, loader }).then((p) => p.close());
+    await Pod.restore(new FileSegmentStore(storeDir), before.segmentId, newWorker().worker, { notifier, loader }).then(
+      (p) => p.close(),
+    );
     expect(notifier.warnings.map((w) => w.code)).toEqual(["SOURCES_CHANGED"]);
   });
 
@@ -482,7 +502,12 @@ describe("Pod.restore", () => {
 describe("materializeSystemPrompt", () => {
   test("returns_the_sections_the_prompt_is_made_of", async () => {
     const dir = await podDir("Body for {{cwd}}\n", "Rules.\n");
-    const result = await materializeSystemPrompt({ manifest: dir.manifest, tools: ["b", "a"], now: new Date(NOW), env: dir.env });
+    const result = await materializeSystemPrompt({
+      manifest: dir.manifest,
+      tools: ["b", "a"],
+      now: new Date(NOW),
+      env: dir.env,
+    });
     expect(result.sections.instruction).toBe(`Body for ${dir.pwd}\n`);
     expect(result.sections.workingBoundaries).toBe(`Readable:\n  - ${dir.pwd}\nWritable:\n  - ${dir.pwd}`);
     expect(result.sections.agentsMd).toBe("Rules.\n");
@@ -496,9 +521,20 @@ describe("materializeSystemPrompt", () => {
   test("truncated_agents_md_shows_its_notice_in_the_prompt", async () => {
     const dir = await podDir("x\n", `${"a".repeat(70_000)}\n`);
     const notifier = collectWarnings();
-    const result = await materializeSystemPrompt({ manifest: dir.manifest, tools: [], now: new Date(NOW), env: dir.env, notifier });
+    const result = await materializeSystemPrompt({
+      manifest: dir.manifest,
+      tools: [],
+      now: new Date(NOW),
+      env: dir.env,
+      notifier,
+    });
     expect(result.prompt).toContain("[AGENTS.md truncated: showing the first 65536 of 70001 bytes]");
-    expect(result.agentsMd).toEqual({ file: join(dir.pwd, "AGENTS.md"), bytes: 65536, totalBytes: 70001, truncated: true });
+    expect(result.agentsMd).toEqual({
+      file: join(dir.pwd, "AGENTS.md"),
+      bytes: 65536,
+      totalBytes: 70001,
+      truncated: true,
+    });
     expect(result.warnings.map((w) => w.code)).toEqual(["AGENTS_MD_TRUNCATED"]);
     expect(notifier.warnings).toEqual(result.warnings);
   });

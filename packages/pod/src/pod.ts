@@ -112,9 +112,13 @@ export class Pod {
       try {
         worker.setHistory(history); // validates every message before anything changes
       } catch (cause) {
-        throw new PodError("SEGMENT_CORRUPT", `segment ${segmentId} holds a message the worker rejects: ${String(cause)}`, {
-          cause,
-        });
+        throw new PodError(
+          "SEGMENT_CORRUPT",
+          `segment ${segmentId} holds a message the worker rejects: ${String(cause)}`,
+          {
+            cause,
+          },
+        );
       }
       const warnings = await checkSources(start.sources, deps.loader);
       worker.setSystemPrompt(start.systemPrompt);
@@ -181,7 +185,10 @@ export class Pod {
       const previous = this.#writer;
       const systemPrompt = this.#worker.getSystemPrompt();
       if (previous === undefined || systemPrompt === undefined) {
-        throw new PodError("NOT_MATERIALIZED", "compact() before the first turn: there is nothing to compact yet; run a turn first");
+        throw new PodError(
+          "NOT_MATERIALIZED",
+          "compact() before the first turn: there is nothing to compact yet; run a turn first",
+        );
       }
       const summary = await summarize(this.#worker.getHistory());
       if (typeof summary !== "string") {
@@ -254,7 +261,10 @@ export class Pod {
   async #log(message: Message): Promise<void> {
     const writer = this.#writer;
     if (writer === undefined || this.#closed) {
-      throw new PodError("NOT_MATERIALIZED", "the worker ran outside a pod turn; drive it through pod.run() or pod.resume()");
+      throw new PodError(
+        "NOT_MATERIALIZED",
+        "the worker ran outside a pod turn; drive it through pod.run() or pod.resume()",
+      );
     }
     await writer.append({ type: "message", message });
   }

@@ -43,7 +43,9 @@ describe("segment line format", () => {
   it("line_is_json_with_seq_crc_record_and_crc_covers_exact_bytes", () => {
     const json = serializeSegmentRecord(message(1), "seg-test", "message");
     const line = encodeSegmentLine(7, json).toString("utf8");
-    const crc = crc32(Buffer.from(`{"seq":7,"record":${json}}`, "utf8")).toString(16).padStart(8, "0");
+    const crc = crc32(Buffer.from(`{"seq":7,"record":${json}}`, "utf8"))
+      .toString(16)
+      .padStart(8, "0");
     expect(line).toBe(`{"seq":7,"crc":"${crc}","record":${json}}\n`);
     expect(JSON.parse(line)).toEqual({ seq: 7, crc, record: message(1) });
     expect(line.indexOf("\n")).toBe(line.length - 1);
@@ -136,7 +138,10 @@ describe("scanSegment", () => {
 
   it("garbage_lines_at_the_end_are_a_torn_tail", () => {
     const { data } = encodeLog([start, message(0)]);
-    const scan = scanSegment(Buffer.concat([data, Buffer.from("\n\nnot a record\n{\"seq\":2,"), data.subarray(0, 10)]), FILE);
+    const scan = scanSegment(
+      Buffer.concat([data, Buffer.from('\n\nnot a record\n{"seq":2,'), data.subarray(0, 10)]),
+      FILE,
+    );
     expect(scan.records).toEqual([start, message(0)]);
     expect(scan.validLength).toBe(data.length);
     expect(scan.tailReason).toBe("the line is not a framed record");
@@ -160,7 +165,9 @@ describe("scanSegment", () => {
           const kept = offset === lastStart - 1 ? records.length - 2 : records.length - 1;
           const scan = scanSegment(flipped, FILE);
           expect(scan.records).toEqual(records.slice(0, kept));
-          expect(scan.tailReason).toMatch(/^(the line is not a framed record|the record is cut short|checksum mismatch|the last line has no newline \(an append that did not finish\))$/);
+          expect(scan.tailReason).toMatch(
+            /^(the line is not a framed record|the record is cut short|checksum mismatch|the last line has no newline \(an append that did not finish\))$/,
+          );
           recovered += 1;
         }
       }

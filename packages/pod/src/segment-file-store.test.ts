@@ -39,7 +39,10 @@ const TEXTS = [
 ];
 
 function message(n: number): SegmentRecord {
-  return { type: "message", message: { role: n % 2 === 0 ? "user" : "assistant", content: `${TEXTS[n % TEXTS.length]} #${n}` } };
+  return {
+    type: "message",
+    message: { role: n % 2 === 0 ? "user" : "assistant", content: `${TEXTS[n % TEXTS.length]} #${n}` },
+  };
 }
 
 const RECORDS: SegmentRecord[] = [start, ...Array.from({ length: 19 }, (_, n) => message(n))];
@@ -104,7 +107,13 @@ describe("FileSegmentStore files", () => {
     await probe.close();
     const realWrite = prototype.write;
     // A disk that fills up halfway through a record line.
-    const write = vi.spyOn(prototype, "write").mockImplementationOnce(async function (this: unknown, buffer, offset, length, position) {
+    const write = vi.spyOn(prototype, "write").mockImplementationOnce(async function (
+      this: unknown,
+      buffer,
+      offset,
+      length,
+      position,
+    ) {
       await realWrite.call(this, buffer, offset, Math.floor(length / 2), position);
       throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
     });
@@ -124,7 +133,10 @@ describe("FileSegmentStore files", () => {
     expect(opened.warnings.map((warning) => warning.code)).toEqual(["SEGMENT_TAIL_RECOVERED"]);
     await opened.writer.append(message(3));
     await opened.writer.close();
-    expect(await store.readSegment(writer.segmentId)).toEqual({ records: [start, message(0), message(3)], warnings: [] });
+    expect(await store.readSegment(writer.segmentId)).toEqual({
+      records: [start, message(0), message(3)],
+      warnings: [],
+    });
   });
 
   it("lock_file_holds_the_pid_while_a_writer_is_open", async () => {
@@ -240,7 +252,12 @@ describe("FileSegmentStore files", () => {
     const id = formatSegmentId(1);
     const lines = [encodeSegmentLine(0, JSON.stringify(start))];
     for (let seq = 1; seq <= 100_000; seq += 1) {
-      lines.push(encodeSegmentLine(seq, JSON.stringify({ type: "message", message: { role: "user", content: `message ${seq} ✓` } })));
+      lines.push(
+        encodeSegmentLine(
+          seq,
+          JSON.stringify({ type: "message", message: { role: "user", content: `message ${seq} ✓` } }),
+        ),
+      );
     }
     await writeFile(store.segmentFile(id), Buffer.concat(lines));
     const { records, warnings } = await store.readSegment(id);
@@ -282,7 +299,13 @@ describe("FileSegmentStore crash recovery", () => {
       expect(opened.records).toEqual(RECORDS.slice(0, whole));
       expect(opened.warnings).toEqual(
         torn
-          ? [{ code: "SEGMENT_TAIL_RECOVERED", message: expect.stringContaining(`dropped ${length - validLength} bytes`), file }]
+          ? [
+              {
+                code: "SEGMENT_TAIL_RECOVERED",
+                message: expect.stringContaining(`dropped ${length - validLength} bytes`),
+                file,
+              },
+            ]
           : [],
       );
       expect(Buffer.compare(await readFile(file), data.subarray(0, validLength))).toBe(0);
@@ -309,10 +332,13 @@ describe("FileSegmentStore crash recovery", () => {
     const store = new FileSegmentStore(join(dir, "garbage"));
     await mkdir(store.dir);
     let counter = 0;
-    const fullLine = (index: number): Buffer => data.subarray(index === 0 ? 0 : (lineEnds[index - 1] ?? 0), lineEnds[index]);
+    const fullLine = (index: number): Buffer =>
+      data.subarray(index === 0 ? 0 : (lineEnds[index - 1] ?? 0), lineEnds[index]);
     const garbage = fc.oneof(
       fc.uint8Array({ minLength: 1, maxLength: 300 }),
-      fc.string({ unit: "binary", minLength: 1, maxLength: 100 }).map((text) => new Uint8Array(Buffer.from(text, "utf8"))),
+      fc
+        .string({ unit: "binary", minLength: 1, maxLength: 100 })
+        .map((text) => new Uint8Array(Buffer.from(text, "utf8"))),
       // A real line cut short (never whole with its newline), or one with a wrong checksum.
       fc.tuple(fc.integer({ min: 1, max: RECORDS.length - 1 }), fc.nat()).map(([index, cut]) => {
         const line = fullLine(index);
@@ -358,7 +384,9 @@ describe("FileSegmentStore crash recovery", () => {
       await writeFile(file, flipped);
       // Opening (which may truncate) only for a sample, reading for every byte.
       const openIt = offset % 7 === 0;
-      const result: unknown = await (openIt ? store.openSegment(id) : store.readSegment(id)).catch((error: unknown) => error);
+      const result: unknown = await (openIt ? store.openSegment(id) : store.readSegment(id)).catch(
+        (error: unknown) => error,
+      );
       if (PodError.is(result)) {
         expect(result.code).toBe("SEGMENT_CORRUPT");
         expect(offset).toBeLessThan(lastStart - 1);

@@ -177,7 +177,9 @@ export class FileSegmentStore implements SegmentStore {
 
   #tailWarning(file: string, scan: SegmentScan, size: number, dropped: boolean): SegmentWarning {
     const bytes = size - scan.validLength;
-    const what = dropped ? `dropped ${bytes} bytes` : `ignored ${bytes} bytes (opening the segment for writing cuts them off)`;
+    const what = dropped
+      ? `dropped ${bytes} bytes`
+      : `ignored ${bytes} bytes (opening the segment for writing cuts them off)`;
     return {
       code: "SEGMENT_TAIL_RECOVERED",
       message:

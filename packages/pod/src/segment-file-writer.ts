@@ -18,7 +18,14 @@ export class FileSegmentWriter implements SegmentWriter {
   #closing: Promise<void> | undefined;
 
   /** Wraps an open handle positioned after `position` bytes holding `nextSeq` whole records. */
-  constructor(segmentId: string, file: string, handle: FileHandle, lock: SegmentLock, nextSeq: number, position: number) {
+  constructor(
+    segmentId: string,
+    file: string,
+    handle: FileHandle,
+    lock: SegmentLock,
+    nextSeq: number,
+    position: number,
+  ) {
     this.segmentId = segmentId;
     this.#file = file;
     this.#handle = handle;
@@ -31,9 +38,13 @@ export class FileSegmentWriter implements SegmentWriter {
   append(record: SegmentRecord): Promise<void> {
     if (this.#closing !== undefined) {
       return Promise.reject(
-        new PodError("SEGMENT_IO", `${this.#file}: cannot append to segment ${this.segmentId}: its writer is closed; open the segment again to append`, {
-          file: this.#file,
-        }),
+        new PodError(
+          "SEGMENT_IO",
+          `${this.#file}: cannot append to segment ${this.segmentId}: its writer is closed; open the segment again to append`,
+          {
+            file: this.#file,
+          },
+        ),
       );
     }
     let json: string;
@@ -53,7 +64,12 @@ export class FileSegmentWriter implements SegmentWriter {
     try {
       let written = 0;
       while (written < line.length) {
-        const { bytesWritten } = await this.#handle.write(line, written, line.length - written, this.#position + written);
+        const { bytesWritten } = await this.#handle.write(
+          line,
+          written,
+          line.length - written,
+          this.#position + written,
+        );
         if (bytesWritten <= 0) throw new Error("the write call wrote no bytes");
         written += bytesWritten;
       }

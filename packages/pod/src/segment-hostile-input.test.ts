@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PodError, type PodErrorCode } from "./pod-error.ts";
 import { encodeSegmentLine, scanSegment } from "./segment-codec.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
@@ -23,7 +23,13 @@ import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
 const SEED = 0x5e6_0001;
 const GARBAGE_RUNS = 3_000;
 const FORGED_RUNS = 1_000;
-const CODES: ReadonlySet<PodErrorCode> = new Set(["SEGMENT_CORRUPT", "SEGMENT_LOCKED", "SEGMENT_NOT_FOUND", "SEGMENT_IO", "INVALID_ARGUMENT"]);
+const CODES: ReadonlySet<PodErrorCode> = new Set([
+  "SEGMENT_CORRUPT",
+  "SEGMENT_LOCKED",
+  "SEGMENT_NOT_FOUND",
+  "SEGMENT_IO",
+  "INVALID_ARGUMENT",
+]);
 
 const counts = {
   cases: 0,
@@ -44,7 +50,8 @@ const counts = {
 
 const start: SegmentStartRecord = {
   type: "segment_start",
-  systemPrompt: 'You are a pod.\n\n---\n## Working boundaries\n\nReadable:\n  - /w\n{"seq":1,"crc":"00000000","record":{}}\n',
+  systemPrompt:
+    'You are a pod.\n\n---\n## Working boundaries\n\nReadable:\n  - /w\n{"seq":1,"crc":"00000000","record":{}}\n',
   sources: [{ ref: "$workspace/main", file: "/w/.insomnia/prompts/main.md", sha256: "ab".repeat(32) }],
   createdAt: "2025-01-02T03:04:05Z",
 };
@@ -58,7 +65,13 @@ const CONTENTS = [
 ];
 const RECORDS: SegmentRecord[] = [
   start,
-  ...Array.from({ length: 11 }, (_, n): SegmentRecord => ({ type: "message", message: { role: n % 2 === 0 ? "user" : "assistant", content: `${CONTENTS[n % CONTENTS.length]} #${n}` } })),
+  ...Array.from(
+    { length: 11 },
+    (_, n): SegmentRecord => ({
+      type: "message",
+      message: { role: n % 2 === 0 ? "user" : "assistant", content: `${CONTENTS[n % CONTENTS.length]} #${n}` },
+    }),
+  ),
 ];
 
 let dir: string;
@@ -137,7 +150,10 @@ function judge(outcome: Outcome, acked: number, expectTail: boolean | undefined,
   if (outcome.kind === "error") {
     const e = outcome.error;
     check(CODES.has(e.code) && e.code === "SEGMENT_CORRUPT", () => `${what()}: ${e.code} ${e.message}`);
-    check(typeof e.line === "number" && e.line >= 1 && e.file !== undefined, () => `${what()}: corrupt without file:line`);
+    check(
+      typeof e.line === "number" && e.line >= 1 && e.file !== undefined,
+      () => `${what()}: corrupt without file:line`,
+    );
     counts.typedErrors += 1;
     counts.withCode += 1;
     counts.withPosition += 1;
@@ -146,7 +162,10 @@ function judge(outcome: Outcome, acked: number, expectTail: boolean | undefined,
   }
   const { records, tail } = outcome;
   // Never invented: whatever comes back is exactly a prefix of what was appended.
-  if (records.length > expectedRecords.length || !isDeepStrictEqual(records, expectedRecords.slice(0, records.length))) {
+  if (
+    records.length > expectedRecords.length ||
+    !isDeepStrictEqual(records, expectedRecords.slice(0, records.length))
+  ) {
     counts.invented += 1;
     throw new Error(`${what()}: records differ from what was written`);
   }
@@ -158,7 +177,8 @@ function judge(outcome: Outcome, acked: number, expectTail: boolean | undefined,
     }
     counts.lostWithWarning += 1;
   }
-  if (expectTail !== undefined) check(tail === expectTail, () => `${what()}: tail warning ${tail}, expected ${expectTail}`);
+  if (expectTail !== undefined)
+    check(tail === expectTail, () => `${what()}: tail warning ${tail}, expected ${expectTail}`);
   counts.correct += 1;
 }
 
@@ -169,19 +189,31 @@ async function viaStore(data: Buffer, scanned: Outcome, what: () => string): Pro
   await writeFile(file, data);
   const read = await store.readSegment(ID).catch((error: unknown) => error);
   if (scanned.kind === "error") {
-    check(PodError.is(read) && read.code === "SEGMENT_CORRUPT" && read.line === scanned.error.line, () => `${what()}: readSegment gave ${String(read)}`);
+    check(
+      PodError.is(read) && read.code === "SEGMENT_CORRUPT" && read.line === scanned.error.line,
+      () => `${what()}: readSegment gave ${String(read)}`,
+    );
     const opened = await store.openSegment(ID).catch((error: unknown) => error);
-    check(PodError.is(opened) && opened.code === "SEGMENT_CORRUPT", () => `${what()}: openSegment gave ${String(opened)}`);
+    check(
+      PodError.is(opened) && opened.code === "SEGMENT_CORRUPT",
+      () => `${what()}: openSegment gave ${String(opened)}`,
+    );
     // A hard error leaves the file exactly as it was.
     check((await readFile(file)).equals(data), () => `${what()}: a corrupt segment was modified`);
     return;
   }
   const r = read as ReadSegmentResult;
   check(isDeepStrictEqual(r.records, scanned.records), () => `${what()}: readSegment records differ from scanSegment`);
-  check(r.warnings.map((w) => w.code).join() === (scanned.tail ? "SEGMENT_TAIL_RECOVERED" : ""), () => `${what()}: readSegment warnings`);
+  check(
+    r.warnings.map((w) => w.code).join() === (scanned.tail ? "SEGMENT_TAIL_RECOVERED" : ""),
+    () => `${what()}: readSegment warnings`,
+  );
   if (scanned.tail) {
     const strict = await store.openSegment(ID, { recoverTail: false }).catch((error: unknown) => error);
-    check(PodError.is(strict) && strict.code === "SEGMENT_CORRUPT" && typeof strict.line === "number", () => `${what()}: strict open gave ${String(strict)}`);
+    check(
+      PodError.is(strict) && strict.code === "SEGMENT_CORRUPT" && typeof strict.line === "number",
+      () => `${what()}: strict open gave ${String(strict)}`,
+    );
     check((await readFile(file)).equals(data), () => `${what()}: strict open modified the file`);
   }
   const opened = (await store.openSegment(ID)) as OpenSegmentResult;
@@ -190,7 +222,10 @@ async function viaStore(data: Buffer, scanned: Outcome, what: () => string): Pro
   await opened.writer.append(appended);
   await opened.writer.close();
   const after = await store.readSegment(ID);
-  check(after.warnings.length === 0 && isDeepStrictEqual(after.records, [...scanned.records, appended]), () => `${what()}: append after recovery`);
+  check(
+    after.warnings.length === 0 && isDeepStrictEqual(after.records, [...scanned.records, appended]),
+    () => `${what()}: append after recovery`,
+  );
 }
 
 async function guarded(run: () => Promise<void>): Promise<void> {
@@ -210,18 +245,25 @@ const garbageArb: fc.Arbitrary<Buffer> = fc.oneof(
   fc.uint8Array({ minLength: 1, maxLength: 400 }).map((b) => Buffer.from(b)),
   fc.string({ unit: "binary", minLength: 1, maxLength: 120 }).map((s) => Buffer.from(s, "utf8")),
   fc.integer({ min: 1, max: 8192 }).map((n) => Buffer.alloc(n)), // zero-filled blocks after a crash
-  fc.array(fc.constantFrom("\n", "{", "}", '"seq":', '{"seq":12,"crc":"', "00000000", '","record":', "\r\n", " "), { minLength: 1, maxLength: 20 }).map((t) => Buffer.from(t.join(""))),
+  fc
+    .array(fc.constantFrom("\n", "{", "}", '"seq":', '{"seq":12,"crc":"', "00000000", '","record":', "\r\n", " "), {
+      minLength: 1,
+      maxLength: 20,
+    })
+    .map((t) => Buffer.from(t.join(""))),
   // A real line cut short, or whole with a wrong checksum, or a real line's prefix repeated.
   fc.tuple(fc.integer({ min: 1, max: RECORDS.length - 1 }), fc.nat()).map(([i, cut]) => {
     const line = lineAt(i);
     return Buffer.from(line.subarray(0, 1 + (cut % (line.length - 1))));
   }),
-  fc.tuple(fc.integer({ min: 1, max: RECORDS.length - 1 }), fc.nat(), fc.integer({ min: 1, max: 255 })).map(([i, at, x]) => {
-    const line = Buffer.from(lineAt(i));
-    const k = at % (line.length - 1);
-    line[k] = (line[k] ?? 0) ^ x;
-    return line;
-  }),
+  fc
+    .tuple(fc.integer({ min: 1, max: RECORDS.length - 1 }), fc.nat(), fc.integer({ min: 1, max: 255 }))
+    .map(([i, at, x]) => {
+      const line = Buffer.from(lineAt(i));
+      const k = at % (line.length - 1);
+      line[k] = (line[k] ?? 0) ^ x;
+      return line;
+    }),
 );
 
 interface Forged {
@@ -236,25 +278,32 @@ const forgedArb: fc.Arbitrary<Forged> = fc.oneof(
     const seq = delta === -1 ? RECORDS.length - 1 : delta === 0 ? 0 : delta >= 999 ? delta : RECORDS.length + delta;
     return { line: encodeSegmentLine(seq, JSON.stringify({ type: "message", message: "replayed" })), accept: false };
   }),
-  fc.constantFrom(
-    JSON.stringify(start),
-    '{"type":"message"}',
-    '{"type":"segment_end"}',
-    '{"type":"message","message":null}',
-    "[]",
-    "null",
-    "1",
-    '"message"',
-    "not json",
-    '{"type":"message","message":1',
-    '{"type":"segment_start","systemPrompt":1}',
-  ).map((json) => ({ line: encodeSegmentLine(RECORDS.length, json), accept: json === '{"type":"message","message":null}' })),
+  fc
+    .constantFrom(
+      JSON.stringify(start),
+      '{"type":"message"}',
+      '{"type":"segment_end"}',
+      '{"type":"message","message":null}',
+      "[]",
+      "null",
+      "1",
+      '"message"',
+      "not json",
+      '{"type":"message","message":1',
+      '{"type":"segment_start","systemPrompt":1}',
+    )
+    .map((json) => ({
+      line: encodeSegmentLine(RECORDS.length, json),
+      accept: json === '{"type":"message","message":null}',
+    })),
   // A real next record with hostile content: deep nesting, a huge string, prototype keys.
-  fc.oneof(
-    fc.integer({ min: 1, max: 200_000 }).map((n) => `{"type":"message","message":${"[".repeat(n)}${"]".repeat(n)}}`),
-    fc.integer({ min: 1, max: 500_000 }).map((n) => JSON.stringify({ type: "message", message: "x".repeat(n) })),
-    fc.constant('{"type":"message","message":{"__proto__":{"polluted":true},"constructor":1}}'),
-  ).map((json) => ({ line: encodeSegmentLine(RECORDS.length, json), accept: true })),
+  fc
+    .oneof(
+      fc.integer({ min: 1, max: 200_000 }).map((n) => `{"type":"message","message":${"[".repeat(n)}${"]".repeat(n)}}`),
+      fc.integer({ min: 1, max: 500_000 }).map((n) => JSON.stringify({ type: "message", message: "x".repeat(n) })),
+      fc.constant('{"type":"message","message":{"__proto__":{"polluted":true},"constructor":1}}'),
+    )
+    .map((json) => ({ line: encodeSegmentLine(RECORDS.length, json), accept: true })),
 );
 
 // ---- tests ------------------------------------------------------------------------------
@@ -269,8 +318,16 @@ describe("segment log under hostile bytes", () => {
         const acked = wholeLines(length);
         const outcome = scan(data);
         const what = (): string => `crash at byte ${length}`;
-        if (acked === 0) check(outcome.kind === "error" && outcome.error.line === 1, () => `${what()}: no start record must be corrupt at line 1`);
-        else check(outcome.kind === "records" && outcome.records.length === acked, () => `${what()}: expected ${acked} records`);
+        if (acked === 0)
+          check(
+            outcome.kind === "error" && outcome.error.line === 1,
+            () => `${what()}: no start record must be corrupt at line 1`,
+          );
+        else
+          check(
+            outcome.kind === "records" && outcome.records.length === acked,
+            () => `${what()}: expected ${acked} records`,
+          );
         judge(outcome, acked, acked === 0 ? undefined : length > (lineEnds[acked - 1] ?? 0), what);
         await viaStore(Buffer.from(data), outcome, what);
       }
@@ -290,7 +347,11 @@ describe("segment log under hostile bytes", () => {
           const data = Buffer.concat([log.subarray(0, lineEnds[whole - 1]), tail]);
           const outcome = scan(data);
           const what = (): string => `${tail.length}-byte garbage tail after ${whole} records`;
-          check(outcome.kind === "records" && outcome.records.length === whole, () => `${what()}: expected ${whole} records, got ${outcome.kind === "error" ? outcome.error.message : outcome.records.length}`);
+          check(
+            outcome.kind === "records" && outcome.records.length === whole,
+            () =>
+              `${what()}: expected ${whole} records, got ${outcome.kind === "error" ? outcome.error.message : outcome.records.length}`,
+          );
           judge(outcome, whole, true, what);
           if (run % 10 === 0) await viaStore(data, outcome, what);
         }),
@@ -316,9 +377,16 @@ describe("segment log under hostile bytes", () => {
           if (line === n - 1 || offset === penultimateNewline) {
             // The last whole line (or the newline joining it to the one before) reads as a torn append.
             const kept = line === n - 1 ? n - 1 : n - 2;
-            check(outcome.kind === "records" && outcome.records.length === kept && outcome.tail, () => `${what()}: expected ${kept} records and a tail warning`);
+            check(
+              outcome.kind === "records" && outcome.records.length === kept && outcome.tail,
+              () => `${what()}: expected ${kept} records and a tail warning`,
+            );
           } else {
-            check(outcome.kind === "error" && outcome.error.line === line + 1, () => `${what()}: expected SEGMENT_CORRUPT at line ${line + 1}, got ${outcome.kind === "error" ? outcome.error.line : "records"}`);
+            check(
+              outcome.kind === "error" && outcome.error.line === line + 1,
+              () =>
+                `${what()}: expected SEGMENT_CORRUPT at line ${line + 1}, got ${outcome.kind === "error" ? outcome.error.line : "records"}`,
+            );
           }
           judge(outcome, n, undefined, what);
           if ((offset * 8 + bit) % 61 === 0) await viaStore(data, outcome, what);
@@ -341,13 +409,31 @@ describe("segment log under hostile bytes", () => {
           const outcome = scan(data);
           const what = (): string => `forged line ${forged.line.subarray(0, 80).toString("latin1")}…`;
           if (forged.accept) {
-            check(outcome.kind === "records" && outcome.records.length === RECORDS.length + 1, () => `${what()}: the next record must be read`);
+            check(
+              outcome.kind === "records" && outcome.records.length === RECORDS.length + 1,
+              () => `${what()}: the next record must be read`,
+            );
             const extra = (outcome as { records: SegmentRecord[] }).records.at(-1);
-            check(extra?.type === "message" && Object.getPrototypeOf(extra) === Object.prototype && !("polluted" in {}), () => `${what()}: record shape`);
+            check(
+              extra?.type === "message" && Object.getPrototypeOf(extra) === Object.prototype && !("polluted" in {}),
+              () => `${what()}: record shape`,
+            );
             // It was appended with a valid checksum, so it is a record, not an invention: judge the prefix only.
-            judge({ kind: "records", records: (outcome as { records: SegmentRecord[] }).records.slice(0, -1), tail: outcome.kind === "records" && outcome.tail }, RECORDS.length, tail !== undefined, what);
+            judge(
+              {
+                kind: "records",
+                records: (outcome as { records: SegmentRecord[] }).records.slice(0, -1),
+                tail: outcome.kind === "records" && outcome.tail,
+              },
+              RECORDS.length,
+              tail !== undefined,
+              what,
+            );
           } else {
-            check(outcome.kind === "error" && outcome.error.line === RECORDS.length + 1, () => `${what()}: must be SEGMENT_CORRUPT at line ${RECORDS.length + 1}`);
+            check(
+              outcome.kind === "error" && outcome.error.line === RECORDS.length + 1,
+              () => `${what()}: must be SEGMENT_CORRUPT at line ${RECORDS.length + 1}`,
+            );
             judge(outcome, RECORDS.length, undefined, what);
           }
           if (run % 10 === 0 && !forged.accept) await viaStore(data, outcome, what);

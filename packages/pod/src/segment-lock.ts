@@ -22,7 +22,12 @@ interface LockHolder {
 const HELD_KEY = Symbol.for("insomnia.pod.segmentLocks");
 function heldTokens(): Set<string> {
   const store = globalThis as unknown as Record<symbol, Set<string> | undefined>;
-  return (store[HELD_KEY] ??= new Set<string>());
+  let held = store[HELD_KEY];
+  if (held === undefined) {
+    held = new Set<string>();
+    store[HELD_KEY] = held;
+  }
+  return held;
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -118,7 +123,12 @@ export async function acquireSegmentLock(
   return { lock, warnings };
 }
 
-async function createLockFile(file: string, segmentId: string, content: string, token: string): Promise<SegmentWarning[]> {
+async function createLockFile(
+  file: string,
+  segmentId: string,
+  content: string,
+  token: string,
+): Promise<SegmentWarning[]> {
   const warnings: SegmentWarning[] = [];
   for (let attempt = 0; attempt < 5; attempt += 1) {
     try {

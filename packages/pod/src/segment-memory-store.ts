@@ -52,7 +52,10 @@ export class MemorySegmentStore implements SegmentStore {
   #get(segmentId: string): MemorySegment {
     const segment = this.#segments.get(segmentId);
     if (segment === undefined) {
-      throw new PodError("SEGMENT_NOT_FOUND", `segment ${segmentId} does not exist in this MemorySegmentStore; listSegments() shows the segments there`);
+      throw new PodError(
+        "SEGMENT_NOT_FOUND",
+        `segment ${segmentId} does not exist in this MemorySegmentStore; listSegments() shows the segments there`,
+      );
     }
     return segment;
   }
@@ -67,7 +70,10 @@ export class MemorySegmentStore implements SegmentStore {
       segmentId,
       async append(record: SegmentRecord): Promise<void> {
         if (closed) {
-          throw new PodError("SEGMENT_IO", `cannot append to segment ${segmentId}: its writer is closed; open the segment again to append`);
+          throw new PodError(
+            "SEGMENT_IO",
+            `cannot append to segment ${segmentId}: its writer is closed; open the segment again to append`,
+          );
         }
         segment.records.push(serializeSegmentRecord(record, segmentId, "message"));
       },

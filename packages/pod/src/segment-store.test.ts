@@ -29,7 +29,10 @@ const start: SegmentStartRecord = {
 };
 
 function message(n: number): SegmentRecord {
-  return { type: "message", message: { role: n % 2 === 0 ? "user" : "assistant", content: `message ${n}: 日本語 🙂\n"q"` } };
+  return {
+    type: "message",
+    message: { role: n % 2 === 0 ? "user" : "assistant", content: `message ${n}: 日本語 🙂\n"q"` },
+  };
 }
 
 describe.each([
@@ -106,7 +109,11 @@ describe.each([
     const opened = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
     const refused = results.flatMap((result) => (result.status === "rejected" ? [result.reason as unknown] : []));
     expect(opened).toHaveLength(1);
-    expect(refused.map((error) => PodError.is(error) && error.code)).toEqual(["SEGMENT_LOCKED", "SEGMENT_LOCKED", "SEGMENT_LOCKED"]);
+    expect(refused.map((error) => PodError.is(error) && error.code)).toEqual([
+      "SEGMENT_LOCKED",
+      "SEGMENT_LOCKED",
+      "SEGMENT_LOCKED",
+    ]);
     await opened[0]?.writer.close();
   });
 
@@ -183,6 +190,9 @@ describe.each([
     await writer.close();
     const first = await store.readSegment(writer.segmentId);
     (first.records[1] as { message: { content: string } }).message.content = "mutated";
-    expect((await store.readSegment(writer.segmentId)).records[1]).toEqual({ type: "message", message: { content: "a" } });
+    expect((await store.readSegment(writer.segmentId)).records[1]).toEqual({
+      type: "message",
+      message: { content: "a" },
+    });
   });
 });

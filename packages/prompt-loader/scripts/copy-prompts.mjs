@@ -25,7 +25,7 @@ async function sync(from, to) {
       names.add(name);
       const bytes = await readFile(src);
       const existing = await readFile(dst).catch(() => undefined);
-      if (existing !== undefined && existing.equals(bytes)) continue;
+      if (existing?.equals(bytes)) continue;
       const temp = path.join(to, `.${name}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
       await writeFile(temp, bytes);
       await rename(temp, dst);
@@ -38,7 +38,10 @@ async function sync(from, to) {
 
 /** Copies resources/prompts to prompts/; an absent source yields an empty prompts/ directory. */
 export default async function copyPrompts() {
-  const exists = await stat(source).then((s) => s.isDirectory(), () => false);
+  const exists = await stat(source).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   if (exists) await sync(source, target);
   else await mkdir(target, { recursive: true });
 }

@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodePromptText, firstInvalidUtf8Offset, normalizeText, promptFileSha256, sha256Hex } from "./decode-prompt-text.ts";
+import {
+  decodePromptText,
+  firstInvalidUtf8Offset,
+  normalizeText,
+  promptFileSha256,
+  sha256Hex,
+} from "./decode-prompt-text.ts";
 
 describe("decodePromptText", () => {
   it("strips_one_bom_and_normalizes_line_endings", () => {

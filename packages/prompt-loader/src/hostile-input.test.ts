@@ -3,7 +3,7 @@ import { chmodSync, readFileSync, realpathSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeEscapeTree } from "./__fixtures__/escape-tree.ts";
 import { tempDirs } from "./__fixtures__/temp-dir.ts";
 import { PromptLoader } from "./prompt-loader.ts";
@@ -34,9 +34,20 @@ const CODES: ReadonlySet<PromptLoaderErrorCode> = new Set([
   "BAD_ENCODING",
   "READ_FAILED",
 ]);
-const PARSE_CODES: ReadonlySet<PromptLoaderErrorCode> = new Set(["INVALID_REF", "UNKNOWN_PREFIX", "UNQUALIFIED_WITHOUT_CURRENT"]);
+const PARSE_CODES: ReadonlySet<PromptLoaderErrorCode> = new Set([
+  "INVALID_REF",
+  "UNKNOWN_PREFIX",
+  "UNQUALIFIED_WITHOUT_CURRENT",
+]);
 const INDEX_CODES: ReadonlySet<PromptLoaderErrorCode> = new Set(["INVALID_REF", "UNKNOWN_PREFIX"]);
-const FILE_CODES: ReadonlySet<PromptLoaderErrorCode> = new Set(["NOT_FOUND", "PATH_ESCAPE", "NOT_A_FILE", "TOO_LARGE", "BAD_ENCODING", "READ_FAILED"]);
+const FILE_CODES: ReadonlySet<PromptLoaderErrorCode> = new Set([
+  "NOT_FOUND",
+  "PATH_ESCAPE",
+  "NOT_A_FILE",
+  "TOO_LARGE",
+  "BAD_ENCODING",
+  "READ_FAILED",
+]);
 const GRAMMAR = /^\$(insomnia|user|workspace)\/[A-Za-z0-9][A-Za-z0-9_-]*(\/[A-Za-z0-9][A-Za-z0-9_-]*)*$/;
 
 const counts = {
@@ -103,7 +114,11 @@ beforeAll(async () => {
     builtinDir: join(base, "builtin"),
     maxBytes: MAX_BYTES,
   });
-  partialLoader = new PromptLoader({ workspaceDir: join(base, "nowhere"), builtinDir: join(base, "builtin"), maxBytes: MAX_BYTES });
+  partialLoader = new PromptLoader({
+    workspaceDir: join(base, "nowhere"),
+    builtinDir: join(base, "builtin"),
+    maxBytes: MAX_BYTES,
+  });
 });
 
 afterAll(async () => {
@@ -120,28 +135,164 @@ afterAll(async () => {
 // ---- generators -------------------------------------------------------------------------
 
 const NAMES = [
-  "ok", "OK", "dir", "inner", "up", "upup", "link-out", "abs-out", "dir-out", "abs-dir-out", "sib", "ssh", "id_rsa",
-  "loop", "loop2a", "loopdir", "dev", "zero", "proc", "etc", "root", "dangling", "x", "big", "edge", "latin1",
-  "overlong", "bom", "empty", "noperm", "pipe", "sock", "secret", "user-evil", "user", "workspace", "ws-real", "ws",
-  "builtin", "home", "team", "review_2", "default", "a", "b", "c", "deep", "passwd", "missing",
+  "ok",
+  "OK",
+  "dir",
+  "inner",
+  "up",
+  "upup",
+  "link-out",
+  "abs-out",
+  "dir-out",
+  "abs-dir-out",
+  "sib",
+  "ssh",
+  "id_rsa",
+  "loop",
+  "loop2a",
+  "loopdir",
+  "dev",
+  "zero",
+  "proc",
+  "etc",
+  "root",
+  "dangling",
+  "x",
+  "big",
+  "edge",
+  "latin1",
+  "overlong",
+  "bom",
+  "empty",
+  "noperm",
+  "pipe",
+  "sock",
+  "secret",
+  "user-evil",
+  "user",
+  "workspace",
+  "ws-real",
+  "ws",
+  "builtin",
+  "home",
+  "team",
+  "review_2",
+  "default",
+  "a",
+  "b",
+  "c",
+  "deep",
+  "passwd",
+  "missing",
 ] as const;
 const PREFIXES = ["$insomnia/", "$user/", "$workspace/", ""] as const;
 const TRICKS = [
   // traversal
-  "..", ".", "...", "../", "./", "..\\", ".%2e", "%2e.", ".. ", " ..", "..;", "..\t",
+  "..",
+  ".",
+  "...",
+  "../",
+  "./",
+  "..\\",
+  ".%2e",
+  "%2e.",
+  ".. ",
+  " ..",
+  "..;",
+  "..\t",
   // percent and other encodings
-  "%2e%2e", "%2E%2E", "%2f", "%2F", "%5c", "%252e%252e", "%c0%ae", "%c0%af", "%e0%80%ae", "%u002e", "&#46;", "\\x2e", "\\u002e",
+  "%2e%2e",
+  "%2E%2E",
+  "%2f",
+  "%2F",
+  "%5c",
+  "%252e%252e",
+  "%c0%ae",
+  "%c0%af",
+  "%e0%80%ae",
+  "%u002e",
+  "&#46;",
+  "\\x2e",
+  "\\u002e",
   // overlong UTF-8 read as Latin-1, replacement char, lookalike dots and slashes
-  "\u00c0\u00ae", "\u00c0\u00af", "\ufffd", "\uff0e", "\u2024", "\u2025", "\ufe52", "\u3002", "\uff0f", "\u2215", "\u2044", "\u29f8", "\uff3c",
+  "\u00c0\u00ae",
+  "\u00c0\u00af",
+  "\ufffd",
+  "\uff0e",
+  "\u2024",
+  "\u2025",
+  "\ufe52",
+  "\u3002",
+  "\uff0f",
+  "\u2215",
+  "\u2044",
+  "\u29f8",
+  "\uff3c",
   // unicode that normalizes or hides: fullwidth letters, combining, zero-width, bidi, BOM, lone surrogates, emoji
-  "\uff4f\uff4b", "o\u0301k", "\u200b", "\u200d", "\u202e", "\u2066", "\ufeff", "\ud800", "\udfff", "\ud83d\ude00", "\u0130", "\u017f", "\u212a",
+  "\uff4f\uff4b",
+  "o\u0301k",
+  "\u200b",
+  "\u200d",
+  "\u202e",
+  "\u2066",
+  "\ufeff",
+  "\ud800",
+  "\udfff",
+  "\ud83d\ude00",
+  "\u0130",
+  "\u017f",
+  "\u212a",
   // separators, drive letters, UNC, URLs, home, variables
-  "\\", "/", "//", "\\\\?\\C:\\", "\\\\server\\share", "//server/share", "C:", "c:/", "C:..", "Z:\\", "file://", "~", "~root", "$HOME",
+  "\\",
+  "/",
+  "//",
+  "\\\\?\\C:\\",
+  "\\\\server\\share",
+  "//server/share",
+  "C:",
+  "c:/",
+  "C:..",
+  "Z:\\",
+  "file://",
+  "~",
+  "~root",
+  "$HOME",
   // NUL and control characters, whitespace
-  "\0", "\0.md", "\u0001", "\u001f", "\u007f", "\n", "\r\n", "\t", " ", "\u00a0",
+  "\0",
+  "\0.md",
+  "\u0001",
+  "\u001f",
+  "\u007f",
+  "\n",
+  "\r\n",
+  "\t",
+  " ",
+  "\u00a0",
   // suffixes and prefixes
-  ".md", ".MD", ".md\0", ":$DATA", "::$INDEX_ALLOCATION", "$", "$$", "$user", "$USER/", "$User/", "$workspace", "$WORKSPACE/",
-  "$insomnia", "$Insomnia/", "$foo/", "$/", "$user\\", "$user:", "$user//", "$insomnia/$user/", "_", "-", "_x", "-x",
+  ".md",
+  ".MD",
+  ".md\0",
+  ":$DATA",
+  "::$INDEX_ALLOCATION",
+  "$",
+  "$$",
+  "$user",
+  "$USER/",
+  "$User/",
+  "$workspace",
+  "$WORKSPACE/",
+  "$insomnia",
+  "$Insomnia/",
+  "$foo/",
+  "$/",
+  "$user\\",
+  "$user:",
+  "$user//",
+  "$insomnia/$user/",
+  "_",
+  "-",
+  "_x",
+  "-x",
 ] as const;
 
 const nameArb = fc.constantFrom(...NAMES);
@@ -169,12 +320,52 @@ const walkArb = fc
   .map(([prefix, segs]) => prefix + segs.join("/"));
 /** Paths that exist in some root: files, traps and links, under a random prefix. */
 const KNOWN = [
-  "ok", "OK", "dir/ok", "dir/inner", "dir/up/ok", "dir/upup/user/ok", "dir/upup/secret", "a/b/c/deep", "team/review_2", "default",
-  "edge", "bom", "empty", "noperm", "ws", "user/ok", "up/secret", "up/user/ok", "link-out", "abs-out", "dir-out/secret",
-  "abs-dir-out/secret", "sib/ok", "sib/secret", "ssh/id_rsa", "id_rsa", "loop", "loop2a", "loopdir/x", "dev", "zero", "proc",
-  "etc", "root/etc/passwd", "dangling", "x", "big", "latin1", "overlong", "pipe", "sock", "secret",
+  "ok",
+  "OK",
+  "dir/ok",
+  "dir/inner",
+  "dir/up/ok",
+  "dir/upup/user/ok",
+  "dir/upup/secret",
+  "a/b/c/deep",
+  "team/review_2",
+  "default",
+  "edge",
+  "bom",
+  "empty",
+  "noperm",
+  "ws",
+  "user/ok",
+  "up/secret",
+  "up/user/ok",
+  "link-out",
+  "abs-out",
+  "dir-out/secret",
+  "abs-dir-out/secret",
+  "sib/ok",
+  "sib/secret",
+  "ssh/id_rsa",
+  "id_rsa",
+  "loop",
+  "loop2a",
+  "loopdir/x",
+  "dev",
+  "zero",
+  "proc",
+  "etc",
+  "root/etc/passwd",
+  "dangling",
+  "x",
+  "big",
+  "latin1",
+  "overlong",
+  "pipe",
+  "sock",
+  "secret",
 ] as const;
-const knownArb = fc.tuple(fc.constantFrom("$insomnia/", "$user/", "$user/", "$workspace/"), fc.constantFrom(...KNOWN)).map(([p, k]) => p + k);
+const knownArb = fc
+  .tuple(fc.constantFrom("$insomnia/", "$user/", "$user/", "$workspace/"), fc.constantFrom(...KNOWN))
+  .map(([p, k]) => p + k);
 const trickyArb = fc
   .tuple(prefixArb, fc.array(tokenArb, { minLength: 1, maxLength: 10 }))
   .map(([prefix, tokens]) => prefix + tokens.join(""));
@@ -185,12 +376,16 @@ const randomArb = fc.oneof(
 );
 /** Around and far over the length and segment limits, and 200-deep `a/../` chains. */
 const longArb = fc.oneof(
-  fc.tuple(prefixArb, fc.integer({ min: MAX_REF_LENGTH - 12, max: MAX_REF_LENGTH + 4 })).map(([p, n]) => p + "a".repeat(Math.max(1, n - p.length))),
-  fc.tuple(prefixArb, fc.integer({ min: MAX_REF_SEGMENTS - 2, max: MAX_REF_SEGMENTS + 2 })).map(([p, n]) => p + Array(n).fill("a").join("/")),
-  fc.tuple(prefixArb, fc.integer({ min: 1, max: 200 })).map(([p, n]) => p + "a/../".repeat(n) + "ok"),
-  fc.tuple(prefixArb, fc.integer({ min: 1, max: 200 })).map(([p, n]) => p + "../".repeat(n) + "secret"),
-  fc.tuple(prefixArb, fc.integer({ min: 1, max: 40 })).map(([p, n]) => p + "dir/up/".repeat(n) + "ok"),
-  fc.integer({ min: 1_000, max: 20_000 }).map((n) => "$user/" + "x".repeat(n)),
+  fc
+    .tuple(prefixArb, fc.integer({ min: MAX_REF_LENGTH - 12, max: MAX_REF_LENGTH + 4 }))
+    .map(([p, n]) => p + "a".repeat(Math.max(1, n - p.length))),
+  fc
+    .tuple(prefixArb, fc.integer({ min: MAX_REF_SEGMENTS - 2, max: MAX_REF_SEGMENTS + 2 }))
+    .map(([p, n]) => p + Array(n).fill("a").join("/")),
+  fc.tuple(prefixArb, fc.integer({ min: 1, max: 200 })).map(([p, n]) => `${p + "a/../".repeat(n)}ok`),
+  fc.tuple(prefixArb, fc.integer({ min: 1, max: 200 })).map(([p, n]) => `${p + "../".repeat(n)}secret`),
+  fc.tuple(prefixArb, fc.integer({ min: 1, max: 40 })).map(([p, n]) => `${p + "dir/up/".repeat(n)}ok`),
+  fc.integer({ min: 1_000, max: 20_000 }).map((n) => `$user/${"x".repeat(n)}`),
 );
 const CURRENTS = [
   "$user/dir/ok",
@@ -200,14 +395,20 @@ const CURRENTS = [
   "$workspace/team/review_2",
   "$insomnia/default",
   "$insomnia/user/ok",
-  `$user/${Array(MAX_REF_SEGMENTS - 1).fill("d").join("/")}/x`,
+  `$user/${Array(MAX_REF_SEGMENTS - 1)
+    .fill("d")
+    .join("/")}/x`,
   `$user/${"z".repeat(MAX_REF_LENGTH - 8)}`,
 ] as const;
 const currentArb = fc.option(fc.constantFrom(...CURRENTS), { nil: undefined, freq: 4 });
 const forgedArb = fc
   .tuple(
     fc.constantFrom("$insomnia", "$user", "$workspace", "$foo", "", "$user/..", "$USER"),
-    fc.oneof(walkArb.map((w) => w.replace(/^\$[a-z]+\//, "")), trickyArb, fc.constantFrom("../secret", "..", "/etc/passwd", "dir/../../secret", "ok\0", "ok.md")),
+    fc.oneof(
+      walkArb.map((w) => w.replace(/^\$[a-z]+\//, "")),
+      trickyArb,
+      fc.constantFrom("../secret", "..", "/etc/passwd", "dir/../../secret", "ok\0", "ok.md"),
+    ),
   )
   .map(([prefix, path]) => ({ prefix, path }));
 
@@ -215,7 +416,10 @@ const forgedArb = fc
 const rarely = fc.integer({ min: 0, max: 9 }).map((n) => n === 0);
 
 const caseArb: fc.Arbitrary<Case> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ raw: walkArb, current: currentArb, partial: rarely }, { requiredKeys: ["raw"] }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({ raw: walkArb, current: currentArb, partial: rarely }, { requiredKeys: ["raw"] }),
+  },
   { weight: 4, arbitrary: fc.record({ raw: knownArb, partial: rarely }, { requiredKeys: ["raw"] }) },
   { weight: 8, arbitrary: fc.record({ raw: trickyArb, current: currentArb }, { requiredKeys: ["raw"] }) },
   { weight: 2, arbitrary: fc.record({ raw: randomArb, current: currentArb }, { requiredKeys: ["raw"] }) },
@@ -237,9 +441,13 @@ function checkError(error: unknown, raw: string): PromptLoaderError {
   check(CODES.has(e.code), () => `undocumented code ${e.code}`);
   check(!e.message.includes(SECRET), () => `message leaks the secret: ${e.message}`);
   if (INDEX_CODES.has(e.code)) {
-    check(typeof e.index === "number" && e.index >= 0 && e.index <= raw.length, () => `${e.code} index ${e.index} outside ${raw.length}`);
+    check(
+      typeof e.index === "number" && e.index >= 0 && e.index <= raw.length,
+      () => `${e.code} index ${e.index} outside ${raw.length}`,
+    );
   }
-  if (FILE_CODES.has(e.code)) check(e.file?.startsWith("/") === true, () => `${e.code} without an absolute file: ${e.file}`);
+  if (FILE_CODES.has(e.code))
+    check(e.file?.startsWith("/") === true, () => `${e.code} without an absolute file: ${e.file}`);
   return e;
 }
 
@@ -251,7 +459,10 @@ function count(outcome: PromptLoaderError | "ok"): void {
   }
   counts.typedErrors += 1;
   if (typeof outcome.code === "string" && CODES.has(outcome.code)) counts.withCode += 1;
-  if ((INDEX_CODES.has(outcome.code) && outcome.index !== undefined) || (FILE_CODES.has(outcome.code) && outcome.file !== undefined)) {
+  if (
+    (INDEX_CODES.has(outcome.code) && outcome.index !== undefined) ||
+    (FILE_CODES.has(outcome.code) && outcome.file !== undefined)
+  ) {
     counts.withPosition += 1;
   }
   counts.byCode.set(outcome.code, (counts.byCode.get(outcome.code) ?? 0) + 1);
@@ -322,19 +533,28 @@ async function runCase(c: Case): Promise<void> {
       throw new Error(`${JSON.stringify(c.raw)} read ${loaded.file}, outside ${root}`);
     }
     // The file is the one the reference names (symlinks inside the root followed), read whole.
-    const named = realpathSync(join(using.rootOf(loaded.ref.prefix) ?? "", ...loaded.ref.path.split("/")) + ".md");
+    const named = realpathSync(`${join(using.rootOf(loaded.ref.prefix) ?? "", ...loaded.ref.path.split("/"))}.md`);
     check(loaded.file === named, () => `${loaded.ref.canonical} loaded ${loaded.file}, not ${named}`);
     check(loaded.text === normalize(readFileSync(loaded.file)), () => `${loaded.file}: text differs from the file`);
-    check(loaded.sha256 === createHash("sha256").update(loaded.text, "utf8").digest("hex"), () => `${loaded.file}: wrong sha256`);
+    check(
+      loaded.sha256 === createHash("sha256").update(loaded.text, "utf8").digest("hex"),
+      () => `${loaded.file}: wrong sha256`,
+    );
     outcome = "ok";
   } catch (error) {
     const e = checkError(error, c.raw);
     const p = parseError;
     if (p !== undefined && c.current === undefined) {
       // load parses exactly like parseRef without a current file, forged objects included.
-      check(e.code === p.code && e.index === p.index, () => `load threw ${e.code}@${e.index}, parseRef ${p.code}@${p.index}`);
+      check(
+        e.code === p.code && e.index === p.index,
+        () => `load threw ${e.code}@${e.index}, parseRef ${p.code}@${p.index}`,
+      );
     }
-    check(p !== undefined || !PARSE_CODES.has(e.code), () => `load refused the parsed ${JSON.stringify(c.raw)} with ${e.code}`);
+    check(
+      p !== undefined || !PARSE_CODES.has(e.code),
+      () => `load refused the parsed ${JSON.stringify(c.raw)} with ${e.code}`,
+    );
     outcome = e;
   }
   count(outcome);
@@ -379,7 +599,18 @@ describe("prompt references under hostile input", () => {
     expect(counts.typedErrors + counts.correct).toBe(counts.cases);
     expect(counts.withCode).toBe(counts.typedErrors);
     // The run is not vacuous: every way to fail and to succeed was reached.
-    for (const code of ["ok", "INVALID_REF", "UNKNOWN_PREFIX", "UNQUALIFIED_WITHOUT_CURRENT", "PREFIX_NOT_CONFIGURED", "NOT_FOUND", "PATH_ESCAPE", "NOT_A_FILE", "TOO_LARGE", "BAD_ENCODING"]) {
+    for (const code of [
+      "ok",
+      "INVALID_REF",
+      "UNKNOWN_PREFIX",
+      "UNQUALIFIED_WITHOUT_CURRENT",
+      "PREFIX_NOT_CONFIGURED",
+      "NOT_FOUND",
+      "PATH_ESCAPE",
+      "NOT_A_FILE",
+      "TOO_LARGE",
+      "BAD_ENCODING",
+    ]) {
       expect([code, counts.byCode.get(code) ?? 0]).not.toEqual([code, 0]);
     }
   });

@@ -4,8 +4,12 @@ import * as path from "node:path";
 export function isInside(root: string, child: string, platform: NodeJS.Platform = process.platform): boolean {
   const p = platform === "win32" ? path.win32 : path.posix;
   const fold = (s: string): string => (platform === "win32" ? s.toLowerCase() : s);
-  const rootSegs = fold(p.resolve(root)).split(p.sep).filter((s) => s !== "");
-  const childSegs = fold(p.resolve(child)).split(p.sep).filter((s) => s !== "");
+  const rootSegs = fold(p.resolve(root))
+    .split(p.sep)
+    .filter((s) => s !== "");
+  const childSegs = fold(p.resolve(child))
+    .split(p.sep)
+    .filter((s) => s !== "");
   if (childSegs.length <= rootSegs.length) return false;
   return rootSegs.every((seg, i) => childSegs[i] === seg);
 }

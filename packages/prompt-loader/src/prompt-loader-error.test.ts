@@ -5,7 +5,13 @@ describe("PromptLoaderError", () => {
   it("keeps_code_location_and_cause", () => {
     const cause = new Error("EACCES");
     const error = new PromptLoaderError("READ_FAILED", "m", { ref: "$user/x", file: "/r/x.md", cause });
-    expect([error.name, error.code, error.ref, error.file, error.cause]).toEqual(["PromptLoaderError", "READ_FAILED", "$user/x", "/r/x.md", cause]);
+    expect([error.name, error.code, error.ref, error.file, error.cause]).toEqual([
+      "PromptLoaderError",
+      "READ_FAILED",
+      "$user/x",
+      "/r/x.md",
+      cause,
+    ]);
     expect(error.index).toBeUndefined();
     expect(error instanceof Error).toBe(true);
   });

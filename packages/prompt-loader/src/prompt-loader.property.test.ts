@@ -25,24 +25,71 @@ beforeAll(async () => {
 afterAll(() => temp.cleanup());
 
 const names = fc.constantFrom(
-  "ok", "dir", "inner", "up", "upup", "link-out", "abs-out", "dir-out", "abs-dir-out", "sib", "loop",
-  "dev", "x", "pipe", "secret", "user-evil", "user", "workspace", "ws-real", "builtin",
+  "ok",
+  "dir",
+  "inner",
+  "up",
+  "upup",
+  "link-out",
+  "abs-out",
+  "dir-out",
+  "abs-dir-out",
+  "sib",
+  "loop",
+  "dev",
+  "x",
+  "pipe",
+  "secret",
+  "user-evil",
+  "user",
+  "workspace",
+  "ws-real",
+  "builtin",
 );
 const tricks = fc.constantFrom(
-  "..", ".", "%2e%2e", "%2f", "%c0%ae", "\u00c0\u00ae", "\ufffd", "\\", "//", "\0", "\uff0e", "\u2024",
-  "\uff0f", "C:", "~", ".md", "$", "$user/", "$workspace/", "$insomnia/", "$foo/", "/",
+  "..",
+  ".",
+  "%2e%2e",
+  "%2f",
+  "%c0%ae",
+  "\u00c0\u00ae",
+  "\ufffd",
+  "\\",
+  "//",
+  "\0",
+  "\uff0e",
+  "\u2024",
+  "\uff0f",
+  "C:",
+  "~",
+  ".md",
+  "$",
+  "$user/",
+  "$workspace/",
+  "$insomnia/",
+  "$foo/",
+  "/",
 );
 const tricky = fc
-  .array(fc.oneof({ arbitrary: names, weight: 4 }, { arbitrary: fc.constant("/"), weight: 3 }, { arbitrary: tricks, weight: 2 }), {
-    minLength: 1,
-    maxLength: 8,
-  })
+  .array(
+    fc.oneof(
+      { arbitrary: names, weight: 4 },
+      { arbitrary: fc.constant("/"), weight: 3 },
+      { arbitrary: tricks, weight: 2 },
+    ),
+    {
+      minLength: 1,
+      maxLength: 8,
+    },
+  )
   .map((tokens) => tokens.join(""));
 // Mostly-valid paths through the fixture's names, so about half the runs reach the file system.
 const walks = fc.array(names, { minLength: 1, maxLength: 4 }).map((segments) => segments.join("/"));
 const refs = fc.oneof(walks, tricky);
 const prefixed = fc.tuple(fc.constantFrom("$user/", "$workspace/", "$insomnia/", ""), refs).map(([p, r]) => p + r);
-const currents = fc.option(fc.constantFrom("$user/dir/ok", "$workspace/ok", "$insomnia/ok", "$user/sib/x"), { nil: undefined });
+const currents = fc.option(fc.constantFrom("$user/dir/ok", "$workspace/ok", "$insomnia/ok", "$user/sib/x"), {
+  nil: undefined,
+});
 
 describe("PromptLoader.load under traversal tricks", () => {
   // 10,000 loads against a real tree (each is several syscalls); parseRef alone gets 20,000 runs in prompt-ref.test.ts.

@@ -57,7 +57,9 @@ describe("PromptLoader.load", () => {
     await write(join(builtin, "default.md"), "builtin");
     await write(join(user, "style.md"), "user");
     await write(join(workspace, "team", "review.md"), "workspace");
-    const results = await Promise.all(["$insomnia/default", "$user/style", "$workspace/team/review"].map((r) => loader.load(r)));
+    const results = await Promise.all(
+      ["$insomnia/default", "$user/style", "$workspace/team/review"].map((r) => loader.load(r)),
+    );
     expect(results.map((r) => [r.ref.canonical, r.text, r.file])).toEqual([
       ["$insomnia/default", "builtin", join(builtin, "default.md")],
       ["$user/style", "user", join(user, "style.md")],
@@ -289,10 +291,16 @@ describe("PromptLoader.forPod", () => {
   });
 
   it("falls_back_to_home_config_when_xdg_is_unset_empty_or_relative", () => {
-    for (const env of [{ HOME: "/home/me" }, { HOME: "/home/me", XDG_CONFIG_HOME: "" }, { HOME: "/home/me", XDG_CONFIG_HOME: "cfg" }]) {
+    for (const env of [
+      { HOME: "/home/me" },
+      { HOME: "/home/me", XDG_CONFIG_HOME: "" },
+      { HOME: "/home/me", XDG_CONFIG_HOME: "cfg" },
+    ]) {
       expect(PromptLoader.forPod({ cwd: "/pod", env }).rootOf("$user")).toBe("/home/me/.config/insomnia/prompts");
     }
-    expect(PromptLoader.forPod({ cwd: "/pod", env: {} }).rootOf("$user")).toBe(join(homedir(), ".config", "insomnia", "prompts"));
+    expect(PromptLoader.forPod({ cwd: "/pod", env: {} }).rootOf("$user")).toBe(
+      join(homedir(), ".config", "insomnia", "prompts"),
+    );
   });
 
   it("loads_workspace_and_user_prompts_from_a_real_pod_layout", async () => {
@@ -302,6 +310,8 @@ describe("PromptLoader.forPod", () => {
     await write(join(base, "xdg", "insomnia", "prompts", "my-style.md"), "user style");
     const loader = PromptLoader.forPod({ cwd, env: { XDG_CONFIG_HOME: join(base, "xdg") } });
     expect((await loader.load("$workspace/custom")).text).toBe("workspace custom");
-    expect((await loader.load("$user/my-style")).file).toBe(await realpath(join(base, "xdg", "insomnia", "prompts", "my-style.md")));
+    expect((await loader.load("$user/my-style")).file).toBe(
+      await realpath(join(base, "xdg", "insomnia", "prompts", "my-style.md")),
+    );
   });
 });

@@ -74,7 +74,10 @@ export class PromptLoader {
   /** Loads a reference (string refs are parsed with parseRef first, no `current`). */
   async load(ref: PromptRef | string): Promise<LoadedPrompt> {
     if (typeof ref !== "string" && (typeof ref !== "object" || ref === null)) {
-      throw new PromptLoaderError("INVALID_REF", `prompt reference must be a string or a PromptRef, got ${ref === null ? "null" : typeof ref}`);
+      throw new PromptLoaderError(
+        "INVALID_REF",
+        `prompt reference must be a string or a PromptRef, got ${ref === null ? "null" : typeof ref}`,
+      );
     }
     const written = typeof ref === "string" ? ref : `${ref.prefix}/${ref.path}`;
     // Re-parsed even when given a PromptRef: a hand-built object could carry "..".
@@ -89,7 +92,7 @@ export class PromptLoader {
         { ref: written },
       );
     }
-    const file = path.join(root, ...parsed.path.split("/")) + ".md";
+    const file = `${path.join(root, ...parsed.path.split("/"))}.md`;
     const { text, file: realFile } = readPromptFile({ ref: written, root, file, maxBytes: this.maxBytes });
     return loadedPrompt(parsed, text, realFile);
   }

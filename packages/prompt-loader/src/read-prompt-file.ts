@@ -1,4 +1,14 @@
-import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync, statSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  statSync,
+  type Stats,
+} from "node:fs";
 import { decodePromptText } from "./decode-prompt-text.ts";
 import { isInside } from "./is-inside.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
@@ -37,9 +47,14 @@ export function readPromptFile(req: ReadRequest): ReadResult {
   } catch (cause) {
     const code = errno(cause);
     if (code === "ENOENT" || code === "ENOTDIR") {
-      throw fail("NOT_FOUND", `no file at ${file} (the prompts directory ${root} does not exist; create it and the file)`, cause);
+      throw fail(
+        "NOT_FOUND",
+        `no file at ${file} (the prompts directory ${root} does not exist; create it and the file)`,
+        cause,
+      );
     }
-    if (code === "ELOOP") throw fail("NOT_A_FILE", `the prompts directory ${root} is a symlink loop; fix or remove the link`, cause);
+    if (code === "ELOOP")
+      throw fail("NOT_A_FILE", `the prompts directory ${root} is a symlink loop; fix or remove the link`, cause);
     throw fail("READ_FAILED", `cannot resolve the prompts directory ${root}: ${messageOf(cause)}`, cause);
   }
 
@@ -49,16 +64,23 @@ export function readPromptFile(req: ReadRequest): ReadResult {
   } catch (cause) {
     const code = errno(cause);
     if (code === "ENOENT" || code === "ENOTDIR") {
-      throw fail("NOT_FOUND", `no file at ${file} (references never fall back to another prefix; create the file or fix the reference)`, cause);
+      throw fail(
+        "NOT_FOUND",
+        `no file at ${file} (references never fall back to another prefix; create the file or fix the reference)`,
+        cause,
+      );
     }
     if (code === "ELOOP") {
       throw fail("NOT_A_FILE", `${file} is a symlink loop, not a regular file; fix or remove the link`, cause);
     }
     throw fail("READ_FAILED", `cannot resolve ${file}: ${messageOf(cause)}`, cause);
   }
-  const escape = (real: string): PromptLoaderError =>
-    fail("PATH_ESCAPE", `${file} resolves to ${real}, which is outside the prompts directory ${realRoot}; prompts must stay inside their prefix root (check symlinks)`);
-  if (!isInside(realRoot, realFile)) throw escape(realFile);
+  const escapeError = (real: string): PromptLoaderError =>
+    fail(
+      "PATH_ESCAPE",
+      `${file} resolves to ${real}, which is outside the prompts directory ${realRoot}; prompts must stay inside their prefix root (check symlinks)`,
+    );
+  if (!isInside(realRoot, realFile)) throw escapeError(realFile);
 
   let before: Stats;
   try {
@@ -67,7 +89,8 @@ export function readPromptFile(req: ReadRequest): ReadResult {
     throw statFailure(cause);
   }
   // Checked before open so a FIFO, socket or device is never opened at all.
-  if (!before.isFile()) throw fail("NOT_A_FILE", `${realFile} is ${kindOf(before)}, not a regular file; a prompt must be a .md file`);
+  if (!before.isFile())
+    throw fail("NOT_A_FILE", `${realFile} is ${kindOf(before)}, not a regular file; a prompt must be a .md file`);
   if (before.size > req.maxBytes) throw tooLarge(before.size);
 
   let fd: number;
@@ -82,7 +105,7 @@ export function readPromptFile(req: ReadRequest): ReadResult {
       throw fail("NOT_A_FILE", `${realFile} was replaced while being loaded (now ${kindOf(after)}); try again`);
     }
     const openedAt = openedPath(fd, realFile);
-    if (openedAt !== realFile && !isInside(realRoot, openedAt)) throw escape(openedAt);
+    if (openedAt !== realFile && !isInside(realRoot, openedAt)) throw escapeError(openedAt);
     if (after.size > req.maxBytes) throw tooLarge(after.size);
     const bytes = readCapped(fd, after.size, req.maxBytes);
     if (bytes === undefined) throw tooLarge(undefined);
@@ -108,13 +131,18 @@ export function readPromptFile(req: ReadRequest): ReadResult {
 
   function tooLarge(size: number | undefined): PromptLoaderError {
     const got = size === undefined ? "" : ` ${size} bytes,`;
-    return fail("TOO_LARGE", `${realFile} is${got} over the limit of ${req.maxBytes} bytes; split it into smaller prompts or raise maxBytes`);
+    return fail(
+      "TOO_LARGE",
+      `${realFile} is${got} over the limit of ${req.maxBytes} bytes; split it into smaller prompts or raise maxBytes`,
+    );
   }
 
   function statFailure(cause: unknown): PromptLoaderError {
     const code = errno(cause);
-    if (code === "ENOENT" || code === "ENOTDIR") return fail("NOT_FOUND", `no file at ${file} (it disappeared while being loaded)`, cause);
-    if (code === "ELOOP") return fail("NOT_A_FILE", `${realFile} became a symlink while being loaded; try again`, cause);
+    if (code === "ENOENT" || code === "ENOTDIR")
+      return fail("NOT_FOUND", `no file at ${file} (it disappeared while being loaded)`, cause);
+    if (code === "ELOOP")
+      return fail("NOT_A_FILE", `${realFile} became a symlink while being loaded; try again`, cause);
     return fail("READ_FAILED", `cannot open ${realFile}: ${messageOf(cause)}`, cause);
   }
 }

@@ -1,8 +1,17 @@
-import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { canonicalPath } from "./canonical-path.ts";
 import { Scope } from "./scope.ts";
 import type { Permission, ScopeConfig } from "./scope-config.ts";
@@ -18,11 +27,27 @@ const SEED = 0x5c0e_0001;
 const QUERY_RUNS = 12_000;
 const CONFIG_RUNS = 2_000;
 
-const CODES: ReadonlySet<ScopeErrorCode> = new Set(["INVALID_BASE", "NO_ALLOW_RULE", "INVALID_RULE", "INVALID_PATH", "SYMLINK_LOOP"]);
+const CODES: ReadonlySet<ScopeErrorCode> = new Set([
+  "INVALID_BASE",
+  "NO_ALLOW_RULE",
+  "INVALID_RULE",
+  "INVALID_PATH",
+  "SYMLINK_LOOP",
+]);
 const RANK: Record<Permission, number> = { none: 0, read: 1, write: 2 };
 const BY_RANK: readonly Permission[] = ["none", "read", "write"];
 
-const counts = { cases: 0, queries: 0, configs: 0, typedErrors: 0, withCode: 0, withPosition: 0, correct: 0, outside: 0, byOutcome: new Map<string, number>() };
+const counts = {
+  cases: 0,
+  queries: 0,
+  configs: 0,
+  typedErrors: 0,
+  withCode: 0,
+  withPosition: 0,
+  correct: 0,
+  outside: 0,
+  byOutcome: new Map<string, number>(),
+};
 
 let root: string;
 let base: string;
@@ -165,7 +190,11 @@ interface OracleRules {
 }
 
 function oracleRules(config: ScopeConfig, from: string): OracleRules | undefined {
-  const one = (r: { target: string; permission: "read" | "write"; recursive?: boolean | undefined }): OracleRule | undefined => {
+  const one = (r: {
+    target: string;
+    permission: "read" | "write";
+    recursive?: boolean | undefined;
+  }): OracleRule | undefined => {
     const { at } = locate(r.target, from);
     return at === "loop" ? undefined : { target: at, permission: r.permission, recursive: r.recursive ?? true };
   };
@@ -193,14 +222,78 @@ function expectedAt(at: string, r: OracleRules): Permission {
 // ---- generators -------------------------------------------------------------------------
 
 const NAMES = [
-  "file.txt", "dir", "sub", "deep.txt", "ro", "r.txt", "secret", "key.txt", "secret-link", "secret-abs", "link-out", "abs-out",
-  "out-file", "up", "self", "root-link", "loop", "loopa", "loopdir", "dangling-in", "dangling-out", "dangling-abs", "docs-link",
-  "evil", "ro-link", "w", "out", "w-evil", "docs", "readme.txt", "shallow", "child.txt", "grand.txt", "created", "newdir",
-  "missing", "tmp", "etc", "passwd", "caf\u00e9", "cafe\u0301", "nfc.txt", "n".repeat(255), "n".repeat(256),
+  "file.txt",
+  "dir",
+  "sub",
+  "deep.txt",
+  "ro",
+  "r.txt",
+  "secret",
+  "key.txt",
+  "secret-link",
+  "secret-abs",
+  "link-out",
+  "abs-out",
+  "out-file",
+  "up",
+  "self",
+  "root-link",
+  "loop",
+  "loopa",
+  "loopdir",
+  "dangling-in",
+  "dangling-out",
+  "dangling-abs",
+  "docs-link",
+  "evil",
+  "ro-link",
+  "w",
+  "out",
+  "w-evil",
+  "docs",
+  "readme.txt",
+  "shallow",
+  "child.txt",
+  "grand.txt",
+  "created",
+  "newdir",
+  "missing",
+  "tmp",
+  "etc",
+  "passwd",
+  "caf\u00e9",
+  "cafe\u0301",
+  "nfc.txt",
+  "n".repeat(255),
+  "n".repeat(256),
 ] as const;
 const TRICKS = [
-  "\0", "a\0b", "..\0", "\u2024\u2024", "\uff0e\uff0e", "..\u200b", "\u202e..", "%2e%2e", "%2f", "\\..", "..\\..", "\u2026", "~",
-  "$HOME", " .. ", "...", "..;", "\ud800", "\ud83d\ude00", "\u00c0\u00ae", "C:", "C:\\", "\\\\?\\", "x".repeat(300), "*", "?",
+  "\0",
+  "a\0b",
+  "..\0",
+  "\u2024\u2024",
+  "\uff0e\uff0e",
+  "..\u200b",
+  "\u202e..",
+  "%2e%2e",
+  "%2f",
+  "\\..",
+  "..\\..",
+  "\u2026",
+  "~",
+  "$HOME",
+  " .. ",
+  "...",
+  "..;",
+  "\ud800",
+  "\ud83d\ude00",
+  "\u00c0\u00ae",
+  "C:",
+  "C:\\",
+  "\\\\?\\",
+  "x".repeat(300),
+  "*",
+  "?",
 ] as const;
 
 const tokenArb = fc.oneof(
@@ -228,7 +321,12 @@ const queryArb: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .tuple(anchorArb, fc.constantFrom("a/../", "dir/../", "link-out/../", "up/w/", "self/", "dir/sub/../../", "../"), fc.oneof(fc.integer({ min: 1, max: 20 }), fc.constant(200)), walkArb)
+      .tuple(
+        anchorArb,
+        fc.constantFrom("a/../", "dir/../", "link-out/../", "up/w/", "self/", "dir/sub/../../", "../"),
+        fc.oneof(fc.integer({ min: 1, max: 20 }), fc.constant(200)),
+        walkArb,
+      )
       .map(([a, unit, n, tail]) => anchored(a, unit.repeat(n) + tail)),
   },
   // Very long paths, over PATH_MAX and NAME_MAX.
@@ -283,9 +381,15 @@ function checkQuery(s: Scope, r: OracleRules, query: string, from: string): void
   counts.cases += 1;
   counts.queries += 1;
   const permission = permissionOf(s, query);
-  check(permission === "none" || permission === "read" || permission === "write", () => `permission ${String(permission)}`);
+  check(
+    permission === "none" || permission === "read" || permission === "write",
+    () => `permission ${String(permission)}`,
+  );
   if (counts.queries % 10 === 0) {
-    check(s.isReadable(query) === (permission !== "none") && s.isWritable(query) === (permission === "write"), () => "isReadable/isWritable disagree");
+    check(
+      s.isReadable(query) === (permission !== "none") && s.isWritable(query) === (permission === "write"),
+      () => "isReadable/isWritable disagree",
+    );
   }
   const hasNul = query.includes("\0");
   const loc = hasNul ? undefined : locate(query, from);
@@ -294,7 +398,9 @@ function checkQuery(s: Scope, r: OracleRules, query: string, from: string): void
     const allowed = expectedAt(loc.at, r);
     if (RANK[permission] > RANK[allowed]) {
       counts.outside += 1;
-      throw new Error(`${JSON.stringify(query)} is ${permission}, but the kernel reaches ${loc.at}, which is ${allowed}`);
+      throw new Error(
+        `${JSON.stringify(query)} is ${permission}, but the kernel reaches ${loc.at}, which is ${allowed}`,
+      );
     }
   }
   let canonical: string;
@@ -304,13 +410,23 @@ function checkQuery(s: Scope, r: OracleRules, query: string, from: string): void
     const e = countError(error);
     check(permission === "none", () => `${e.code} yet permission ${permission}`);
     if (hasNul) check(e.code === "INVALID_PATH", () => `NUL query gave ${e.code}`);
-    else check(e.code === "SYMLINK_LOOP" && (loc?.at === "loop" || (loc?.hops ?? 0) >= 30), () => `${e.code} for ${JSON.stringify(query)} (oracle ${loc?.at})`);
+    else
+      check(
+        e.code === "SYMLINK_LOOP" && (loc?.at === "loop" || (loc?.hops ?? 0) >= 30),
+        () => `${e.code} for ${JSON.stringify(query)} (oracle ${loc?.at})`,
+      );
     return;
   }
-  check(!hasNul && loc !== undefined && loc.at !== "loop", () => `canonicalPath resolved ${JSON.stringify(query)} to ${canonical}; the kernel says ${loc?.at ?? "NUL"}`);
+  check(
+    !hasNul && loc !== undefined && loc.at !== "loop",
+    () => `canonicalPath resolved ${JSON.stringify(query)} to ${canonical}; the kernel says ${loc?.at ?? "NUL"}`,
+  );
   const at = (loc as Location).at;
   check(canonical === at, () => `canonicalPath(${JSON.stringify(query)}) = ${canonical}, the kernel resolves ${at}`);
-  check(permission === expectedAt(at, r), () => `${JSON.stringify(query)}: ${permission}, expected ${expectedAt(at, r)} at ${at}`);
+  check(
+    permission === expectedAt(at, r),
+    () => `${JSON.stringify(query)}: ${permission}, expected ${expectedAt(at, r)} at ${at}`,
+  );
   counts.correct += 1;
   note(`ok:${permission}`);
 }
@@ -327,7 +443,22 @@ async function guarded(run: () => void): Promise<void> {
 
 const targetArb = fc.oneof(
   { weight: 15, arbitrary: fc.tuple(anchorArb, walkArb).map(([a, w]) => anchored(a, w)) },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>("", "\0", ".\0", 0, null, undefined, {}, ["."], "loop", "loopa/x", "self/".repeat(45) + "w") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(
+      "",
+      "\0",
+      ".\0",
+      0,
+      null,
+      undefined,
+      {},
+      ["."],
+      "loop",
+      "loopa/x",
+      `${"self/".repeat(45)}w`,
+    ),
+  },
 );
 const ruleArb = fc.oneof(
   {
@@ -335,8 +466,14 @@ const ruleArb = fc.oneof(
     arbitrary: fc.record(
       {
         target: targetArb,
-        permission: fc.oneof({ weight: 12, arbitrary: fc.constantFrom<unknown>("read", "write") }, { weight: 1, arbitrary: fc.constantFrom<unknown>("READ", "", "none", "rw", null, 1) }),
-        recursive: fc.oneof({ weight: 12, arbitrary: fc.constantFrom<unknown>(true, false, undefined) }, { weight: 1, arbitrary: fc.constantFrom<unknown>("yes", 0, null) }),
+        permission: fc.oneof(
+          { weight: 12, arbitrary: fc.constantFrom<unknown>("read", "write") },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>("READ", "", "none", "rw", null, 1) },
+        ),
+        recursive: fc.oneof(
+          { weight: 12, arbitrary: fc.constantFrom<unknown>(true, false, undefined) },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>("yes", 0, null) },
+        ),
       },
       { requiredKeys: ["target", "permission"] },
     ),
@@ -344,9 +481,29 @@ const ruleArb = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom<unknown>(null, "rule", 42, [], [{ target: ".", permission: "read" }]) },
 );
 const configArb = fc.record({
-  allow: fc.oneof({ weight: 15, arbitrary: fc.array(ruleArb, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: fc.constantFrom<unknown>([], undefined, null, "all", {}) }),
-  deny: fc.oneof({ weight: 15, arbitrary: fc.array(ruleArb, { maxLength: 2 }) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, null, "none", {}) }),
-  base: fc.oneof({ weight: 15, arbitrary: fc.constant("<base>") }, { weight: 1, arbitrary: fc.constantFrom<unknown>("relative", "", "/tmp/\0", "<base>/loop", "<base>/missing/deeper", "<base>/self", 7) }),
+  allow: fc.oneof(
+    { weight: 15, arbitrary: fc.array(ruleArb, { minLength: 1, maxLength: 3 }) },
+    { weight: 1, arbitrary: fc.constantFrom<unknown>([], undefined, null, "all", {}) },
+  ),
+  deny: fc.oneof(
+    { weight: 15, arbitrary: fc.array(ruleArb, { maxLength: 2 }) },
+    { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, null, "none", {}) },
+  ),
+  base: fc.oneof(
+    { weight: 15, arbitrary: fc.constant("<base>") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<unknown>(
+        "relative",
+        "",
+        "/tmp/\0",
+        "<base>/loop",
+        "<base>/missing/deeper",
+        "<base>/self",
+        7,
+      ),
+    },
+  ),
   queries: fc.array(queryArb, { minLength: 1, maxLength: 4 }),
 });
 
@@ -432,15 +589,30 @@ describe("scope under hostile input", () => {
               (deny === undefined || (Array.isArray(deny) && deny.every(isValidRule)));
             // A structurally valid config may only fail on a target or base that cannot be resolved.
             if (structural) {
-              check(e.code === "INVALID_RULE" || e.code === "INVALID_BASE", () => `valid config refused with ${e.code}: ${e.message}`);
-              check(e.cause !== undefined && ScopeError.is(e.cause) && e.cause.code === "SYMLINK_LOOP", () => `valid config refused: ${e.message}`);
+              check(
+                e.code === "INVALID_RULE" || e.code === "INVALID_BASE",
+                () => `valid config refused with ${e.code}: ${e.message}`,
+              );
+              check(
+                e.cause !== undefined && ScopeError.is(e.cause) && e.cause.code === "SYMLINK_LOOP",
+                () => `valid config refused: ${e.message}`,
+              );
             }
             return;
           }
           // Accepted: it must have been valid, and it must enforce exactly what the kernel says.
-          check(typeof b === "string" && Array.isArray(allow) && allow.length > 0 && allow.every(isValidRule), () => `accepted an invalid config ${String(allow)}`);
-          check(deny === undefined || (Array.isArray(deny) && deny.every(isValidRule)), () => "accepted invalid deny rules");
-          check([...s.readable, ...s.writable].every((t) => t.startsWith("/") && !t.includes("\0")), () => "non-canonical readable/writable");
+          check(
+            typeof b === "string" && Array.isArray(allow) && allow.length > 0 && allow.every(isValidRule),
+            () => `accepted an invalid config ${String(allow)}`,
+          );
+          check(
+            deny === undefined || (Array.isArray(deny) && deny.every(isValidRule)),
+            () => "accepted invalid deny rules",
+          );
+          check(
+            [...s.readable, ...s.writable].every((t) => t.startsWith("/") && !t.includes("\0")),
+            () => "non-canonical readable/writable",
+          );
           check(s.summary().startsWith("Readable:\n") && s.summary().includes("\nWritable:\n"), () => "summary format");
           const sBase = locate(b as string, "/");
           const r = oracleRules(config, sBase.at === "loop" ? (b as string) : sBase.at);

@@ -3,7 +3,10 @@ import * as path from "node:path";
 /** Segments of a canonical absolute path, the root (`/`, or a drive on Windows) first. */
 export function segmentsOf(canonical: string): readonly string[] {
   const root = path.parse(canonical).root;
-  const rest = canonical.slice(root.length).split(path.sep).filter((s) => s !== "");
+  const rest = canonical
+    .slice(root.length)
+    .split(path.sep)
+    .filter((s) => s !== "");
   return [root, ...rest];
 }
 

@@ -49,7 +49,7 @@ export function compileConfig(config: ScopeConfig, base: string): CompiledConfig
   if (!Array.isArray(allow) || allow.length === 0) {
     throw new ScopeError(
       "NO_ALLOW_RULE",
-      "scope.allow must list at least one rule; add e.g. { target: \".\", permission: \"read\" }.",
+      'scope.allow must list at least one rule; add e.g. { target: ".", permission: "read" }.',
       { rule: "scope.allow" },
     );
   }
@@ -86,11 +86,17 @@ function compileBase(base: unknown): string {
 
 function compileRule(rule: unknown, location: string, base: string): CompiledRule {
   const invalid = (what: string, cause?: unknown): ScopeError =>
-    new ScopeError("INVALID_RULE", `${location}: ${what}`, cause === undefined ? { rule: location } : { rule: location, cause });
+    new ScopeError(
+      "INVALID_RULE",
+      `${location}: ${what}`,
+      cause === undefined ? { rule: location } : { rule: location, cause },
+    );
   if (!isRecord(rule)) throw invalid("must be an object with target and permission.");
   const { target, permission, recursive } = rule;
   if (typeof target !== "string" || target === "") {
-    throw invalid(`target must be a non-empty path, got ${describe(target)}; use an absolute path or one relative to ${base}.`);
+    throw invalid(
+      `target must be a non-empty path, got ${describe(target)}; use an absolute path or one relative to ${base}.`,
+    );
   }
   if (target.includes("\0")) throw invalid(`target ${JSON.stringify(target)} contains a NUL byte; remove it.`);
   if (permission !== "read" && permission !== "write") {

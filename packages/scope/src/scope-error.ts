@@ -33,6 +33,8 @@ export class ScopeError extends Error {
 
   /** True for a ScopeError from any installed copy of this package. */
   static is(value: unknown): value is ScopeError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[SCOPE_ERROR_BRAND] === true;
+    return (
+      typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[SCOPE_ERROR_BRAND] === true
+    );
   }
 }

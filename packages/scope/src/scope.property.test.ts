@@ -39,8 +39,23 @@ const targetArb: fc.Arbitrary<TargetSpec> = fc.oneof(
 );
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constantFrom("dir" as const, "dir" as const, "file" as const), parent: fc.nat({ max: 4 }), name: fc.constantFrom(...DIR_NAMES) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("link" as const), parent: fc.nat({ max: 4 }), name: fc.constantFrom(...LINK_NAMES), target: targetArb }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constantFrom("dir" as const, "dir" as const, "file" as const),
+      parent: fc.nat({ max: 4 }),
+      name: fc.constantFrom(...DIR_NAMES),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("link" as const),
+      parent: fc.nat({ max: 4 }),
+      name: fc.constantFrom(...LINK_NAMES),
+      target: targetArb,
+    }),
+  },
 );
 
 const ruleArb: fc.Arbitrary<RuleSpec> = fc.record({
@@ -251,21 +266,25 @@ describe("scope properties", () => {
 
   test("missing_paths_resolve_to_where_the_kernel_would_create_them", () => {
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 12 }), fc.array(queryArb, { minLength: 1, maxLength: 5 }), (ops, queries) => {
-        const world = buildWorld(ops);
-        for (const query of queries) {
-          const { q, full } = queryPath(query, world);
-          if (kernelRealpath(full) !== undefined) continue;
-          let c: string;
-          try {
-            c = canonicalPath(q, world.base);
-          } catch {
-            continue;
+      fc.property(
+        fc.array(opArb, { maxLength: 12 }),
+        fc.array(queryArb, { minLength: 1, maxLength: 5 }),
+        (ops, queries) => {
+          const world = buildWorld(ops);
+          for (const query of queries) {
+            const { q, full } = queryPath(query, world);
+            if (kernelRealpath(full) !== undefined) continue;
+            let c: string;
+            try {
+              c = canonicalPath(q, world.base);
+            } catch {
+              continue;
+            }
+            if (!materialize(full, world.root)) continue;
+            expect(kernelRealpath(full)).toBe(c);
           }
-          if (!materialize(full, world.root)) continue;
-          expect(kernelRealpath(full)).toBe(c);
-        }
-      }),
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -277,20 +296,24 @@ describe("scope properties", () => {
       { kind: "link", parent: 0, name: "l2", target: { type: "raw", text: "l1" } },
     ];
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 12 }), fc.array(queryArb, { minLength: 1, maxLength: 5 }), (ops, queries) => {
-        const world = buildWorld([...loop, ...ops]);
-        for (const query of queries) {
-          const { q, full } = queryPath(query, world);
-          let kernelCode: string | undefined;
-          try {
-            realpathSync.native(full);
-          } catch (error) {
-            kernelCode = (error as NodeJS.ErrnoException).code;
+      fc.property(
+        fc.array(opArb, { maxLength: 12 }),
+        fc.array(queryArb, { minLength: 1, maxLength: 5 }),
+        (ops, queries) => {
+          const world = buildWorld([...loop, ...ops]);
+          for (const query of queries) {
+            const { q, full } = queryPath(query, world);
+            let kernelCode: string | undefined;
+            try {
+              realpathSync.native(full);
+            } catch (error) {
+              kernelCode = (error as NodeJS.ErrnoException).code;
+            }
+            if (kernelCode !== "ELOOP") continue;
+            expect(() => canonicalPath(q, world.base)).toThrowError(expect.objectContaining({ code: "SYMLINK_LOOP" }));
           }
-          if (kernelCode !== "ELOOP") continue;
-          expect(() => canonicalPath(q, world.base)).toThrowError(expect.objectContaining({ code: "SYMLINK_LOOP" }));
-        }
-      }),
+        },
+      ),
       { numRuns: 100 },
     );
   });

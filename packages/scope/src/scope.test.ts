@@ -40,7 +40,12 @@ describe("permissionAt", () => {
 
   test("highest_matching_allow_rule_wins", () => {
     const scope = Scope.fromConfig(
-      { allow: [{ target: "repo", permission: "read" }, { target: "repo/src", permission: "write" }] },
+      {
+        allow: [
+          { target: "repo", permission: "read" },
+          { target: "repo/src", permission: "write" },
+        ],
+      },
       root,
     );
     expect(scope.permissionAt("repo/README.md")).toBe("read");
@@ -97,7 +102,10 @@ describe("permissionAt", () => {
 
   test("non_recursive_deny_caps_only_direct_children", () => {
     const scope = Scope.fromConfig(
-      { allow: [{ target: "repo", permission: "write" }], deny: [{ target: "repo", permission: "write", recursive: false }] },
+      {
+        allow: [{ target: "repo", permission: "write" }],
+        deny: [{ target: "repo", permission: "write", recursive: false }],
+      },
       root,
     );
     expect(scope.permissionAt("repo/a")).toBe("read");
@@ -171,7 +179,12 @@ describe("permissionAt", () => {
   test("symlink_escaping_to_an_allowed_outside_is_readable", () => {
     symlinkSync(join(root, "outside"), join(root, "repo", "escape"));
     const scope = Scope.fromConfig(
-      { allow: [{ target: "repo", permission: "write" }, { target: "outside", permission: "read" }] },
+      {
+        allow: [
+          { target: "repo", permission: "write" },
+          { target: "outside", permission: "read" },
+        ],
+      },
       root,
     );
     expect(scope.permissionAt("repo/escape/secret")).toBe("read");
@@ -254,7 +267,12 @@ describe("readable and writable", () => {
 describe("toData", () => {
   test("returns_frozen_plain_values", () => {
     const scope = Scope.fromConfig(
-      { allow: [{ target: "repo", permission: "write" }, { target: "outside", permission: "read", recursive: false }] },
+      {
+        allow: [
+          { target: "repo", permission: "write" },
+          { target: "outside", permission: "read", recursive: false },
+        ],
+      },
       root,
     );
     const data = scope.toData();
@@ -323,7 +341,9 @@ describe("fromConfig errors", () => {
   });
 
   test("invalid_deny_rule_names_deny_list", () => {
-    const error = errorOf(() => Scope.fromConfig({ allow, deny: [{ target: "x", permission: "nope" as "read" }] }, root));
+    const error = errorOf(() =>
+      Scope.fromConfig({ allow, deny: [{ target: "x", permission: "nope" as "read" }] }, root),
+    );
     expect(error.code).toBe("INVALID_RULE");
     expect(error.rule).toBe("scope.deny[0]");
     expect(error.message).toContain("scope.deny[0]");
@@ -337,14 +357,19 @@ describe("fromConfig errors", () => {
 
   test("looping_target_is_invalid_rule_with_cause", () => {
     symlinkSync("loop", join(root, "loop"));
-    const error = errorOf(() => Scope.fromConfig({ allow: [...allow, { target: "loop/x", permission: "read" }] }, root));
+    const error = errorOf(() =>
+      Scope.fromConfig({ allow: [...allow, { target: "loop/x", permission: "read" }] }, root),
+    );
     expect(error.code).toBe("INVALID_RULE");
     expect(error.rule).toBe("scope.allow[1]");
     expect((error.cause as ScopeError).code).toBe("SYMLINK_LOOP");
   });
 
   test("undefined_optional_fields_are_accepted", () => {
-    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "read", recursive: undefined }], deny: undefined }, root);
+    const scope = Scope.fromConfig(
+      { allow: [{ target: "repo", permission: "read", recursive: undefined }], deny: undefined },
+      root,
+    );
     expect(scope.permissionAt("repo/src/deep/x")).toBe("read");
   });
 });

@@ -19,7 +19,12 @@ afterEach(() => {
 describe("Scope.summary", () => {
   test("summary_lists_readable_and_writable", () => {
     const scope = Scope.fromConfig(
-      { allow: [{ target: "local", permission: "read" }, { target: "repo", permission: "write" }] },
+      {
+        allow: [
+          { target: "local", permission: "read" },
+          { target: "repo", permission: "write" },
+        ],
+      },
       root,
     );
     expect(scope.summary()).toBe(

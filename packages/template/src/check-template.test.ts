@@ -33,7 +33,9 @@ function problems(text: string): [SystemPromptErrorCode, number | undefined, num
   } catch (error) {
     if (!SystemPromptError.is(error)) throw error;
     expect(error.problems[0]).toBe(error);
-    expect(error.problems.every((p) => SystemPromptError.is(p) && p.ref === "$workspace/t" && p.file === "/p/t.md")).toBe(true);
+    expect(
+      error.problems.every((p) => SystemPromptError.is(p) && p.ref === "$workspace/t" && p.file === "/p/t.md"),
+    ).toBe(true);
     return error.problems.map((p) => [p.code, p.line, p.column]);
   }
   throw new Error(`no error for ${JSON.stringify(text)}`);
@@ -72,7 +74,9 @@ describe("checkTemplate: every problem in a file", () => {
       ["UNKNOWN_VARIABLE", 1, 9],
       ["UNKNOWN_VARIABLE", 2, 3],
     ]);
-    expect(problems("{{#each typo as |t i|}}{{t.name}}{{t}}{{i}}{{/each}}{{#with nope as |s|}}{{s.x}}{{summary}}{{/with}}")).toEqual([
+    expect(
+      problems("{{#each typo as |t i|}}{{t.name}}{{t}}{{i}}{{/each}}{{#with nope as |s|}}{{s.x}}{{summary}}{{/with}}"),
+    ).toEqual([
       ["UNKNOWN_VARIABLE", 1, 9],
       ["UNKNOWN_VARIABLE", 1, 61],
     ]);
@@ -115,7 +119,7 @@ describe("checkTemplate", () => {
   it("accepts_every_variable_helper_and_scope", () => {
     const text = [
       "{{date}} {{time}} {{datetime}} {{cwd}} {{scope.summary}} {{{cwd}}} {{&cwd}} {{this.cwd}}",
-      "{{join tools}} {{join scope.readable \"\\n\"}} {{join scope.writable cwd}}",
+      '{{join tools}} {{join scope.readable "\\n"}} {{join scope.writable cwd}}',
       "{{#if tools}}{{else if cwd}}{{else}}{{/if}}{{#unless scope.writable}}ro{{/unless}}",
       "{{#each tools}}{{this}}{{.}}{{@index}}{{@first}}{{@last}}{{@key}}{{cwd}}{{scope.summary}}{{#if @first}}{{/if}}{{else}}none{{/each}}",
       "{{#each tools as |tool i|}}{{tool}}{{i}}{{#each scope.readable as |p|}}{{tool}}{{p}}{{/each}}{{/each}}",
@@ -131,11 +135,17 @@ describe("checkTemplate", () => {
       '$workspace/t:1:10: unknown variable "dat" (did you mean "date"?); the variables are date, time, datetime, cwd, scope.readable, scope.writable, scope.summary, tools',
     );
     expect(failure("a\n{{#if typo}}x{{/if}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 2, column: 7 });
-    expect(failure("{{#each tools}}\n  {{tool}}\n{{/each}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 2, column: 5 });
+    expect(failure("{{#each tools}}\n  {{tool}}\n{{/each}}")).toMatchObject({
+      code: "UNKNOWN_VARIABLE",
+      line: 2,
+      column: 5,
+    });
     expect(failure("{{#each tools}}{{tool}}{{/each}}").message).toContain('did you mean "tools"?');
     expect(failure("{{#if cwd}}{{else}}{{summary}}{{/if}}").message).toContain('did you mean "scope.summary"?');
     expect(failure("{{scope.sumary}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: 3 });
-    expect(failure("{{scope.sumary}}").message).toContain('"scope" has no member "sumary" (did you mean "scope.summary"?)');
+    expect(failure("{{scope.sumary}}").message).toContain(
+      '"scope" has no member "sumary" (did you mean "scope.summary"?)',
+    );
     expect(failure("{{@index}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: 3 });
     expect(failure("{{#each tools}}{{@idx}}{{/each}}").message).toContain('did you mean "@index"?');
     expect(failure("{{#each tools as |t|}}{{/each}}{{t}}")).toMatchObject({ code: "UNKNOWN_VARIABLE", column: 34 });
@@ -227,11 +237,35 @@ describe("checkTemplate", () => {
     } catch (error) {
       caught = error;
     }
-    expect(SystemPromptError.is(caught) && [caught.code, caught.line, caught.column, caught.cause]).toEqual(["INCLUDE_FAILED", 2, 2, cause]);
+    expect(SystemPromptError.is(caught) && [caught.code, caught.line, caught.column, caught.cause]).toEqual([
+      "INCLUDE_FAILED",
+      2,
+      2,
+      cause,
+    ]);
   });
 
   it("any_other_name_is_an_unknown_variable_at_its_position", () => {
-    const known = new Set(["date", "time", "datetime", "cwd", "scope", "tools", "if", "unless", "each", "with", "join", "else", "this", "true", "false", "null", "undefined", "as"]);
+    const known = new Set([
+      "date",
+      "time",
+      "datetime",
+      "cwd",
+      "scope",
+      "tools",
+      "if",
+      "unless",
+      "each",
+      "with",
+      "join",
+      "else",
+      "this",
+      "true",
+      "false",
+      "null",
+      "undefined",
+      "as",
+    ]);
     fc.assert(
       fc.property(
         fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/).filter((name) => !known.has(name)),
@@ -239,8 +273,15 @@ describe("checkTemplate", () => {
         (name, pad) => {
           const prefix = " ".repeat(pad);
           expect(failure(`${prefix}{{${name}}}`)).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: pad + 3 });
-          expect(failure(`${prefix}{{#if ${name}}}x{{/if}}`)).toMatchObject({ code: "UNKNOWN_VARIABLE", line: 1, column: pad + 7 });
-          expect(failure(`${prefix}{{#each tools}}{{${name}}}{{/each}}`)).toMatchObject({ code: "UNKNOWN_VARIABLE", column: pad + 18 });
+          expect(failure(`${prefix}{{#if ${name}}}x{{/if}}`)).toMatchObject({
+            code: "UNKNOWN_VARIABLE",
+            line: 1,
+            column: pad + 7,
+          });
+          expect(failure(`${prefix}{{#each tools}}{{${name}}}{{/each}}`)).toMatchObject({
+            code: "UNKNOWN_VARIABLE",
+            column: pad + 18,
+          });
         },
       ),
       { numRuns: 300 },

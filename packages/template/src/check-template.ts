@@ -187,7 +187,11 @@ class Checker {
     const path = node.path;
     if (path.type === "SubExpression") this.fail("FORBIDDEN", path, "subexpressions (...) are not supported");
     if (path.type !== "PathExpression") {
-      this.fail("FORBIDDEN", path, "a literal inside {{ }} is not supported; write the text directly (escape a literal {{ as \\{{)");
+      this.fail(
+        "FORBIDDEN",
+        path,
+        "a literal inside {{ }} is not supported; write the text directly (escape a literal {{ as \\{{)",
+      );
     }
     const helper = helperName(path);
     if (helper === "join") return this.join(node, frame);
@@ -216,7 +220,7 @@ class Checker {
     }
     if (type.kind === "object") {
       const members = Object.keys(type.members);
-      const example = members.includes("summary") ? `${prefixed(name, "summary")}` : members[0] ?? "cwd";
+      const example = members.includes("summary") ? `${prefixed(name, "summary")}` : (members[0] ?? "cwd");
       this.fail("TYPE_ERROR", node, `{{${name}}} would print an object; print one of its members, e.g. {{${example}}}`);
     }
   }
@@ -225,15 +229,24 @@ class Checker {
     this.noHash(node, "join");
     const [list, separator, extra] = node.params;
     if (list === undefined) this.fail("TYPE_ERROR", node, 'join needs a list: {{join tools ", "}}');
-    if (extra !== undefined) this.fail("TYPE_ERROR", extra, 'join takes a list and an optional separator: {{join tools ", "}}');
+    if (extra !== undefined)
+      this.fail("TYPE_ERROR", extra, 'join takes a list and an optional separator: {{join tools ", "}}');
     const items = this.param(list, frame, "join");
     if (items.type.kind !== "list" && items.type.kind !== "unknown") {
-      this.fail("TYPE_ERROR", list, `join needs a list as its first argument, but "${items.name}" is ${describeType(items.type)}`);
+      this.fail(
+        "TYPE_ERROR",
+        list,
+        `join needs a list as its first argument, but "${items.name}" is ${describeType(items.type)}`,
+      );
     }
     if (separator === undefined || separator.type === "StringLiteral") return;
     const sep = this.param(separator, frame, "join");
     if (sep.type.kind !== "string" && sep.type.kind !== "unknown") {
-      this.fail("TYPE_ERROR", separator, `join's separator must be a string, but "${sep.name}" is ${describeType(sep.type)}`);
+      this.fail(
+        "TYPE_ERROR",
+        separator,
+        `join's separator must be a string, but "${sep.name}" is ${describeType(sep.type)}`,
+      );
     }
   }
 
@@ -262,7 +275,8 @@ class Checker {
     }
     if (helper === undefined || !BLOCK_HELPERS.has(helper)) {
       if (path.type !== "PathExpression") this.report("FORBIDDEN", path, "subexpressions (...) are not supported");
-      else if (helper === "join") this.report("FORBIDDEN", node, 'join is not a block helper; write {{join tools ", "}}');
+      else if (helper === "join")
+        this.report("FORBIDDEN", node, 'join is not a block helper; write {{join tools ", "}}');
       else {
         const known = ALL_NAMES.includes(path.original);
         this.report(
@@ -281,9 +295,15 @@ class Checker {
     }
     this.noHash(node, `#${helper}`);
     const [param, extra] = node.params;
-    if (param === undefined) this.report("TYPE_ERROR", node, `{{#${helper}}} needs exactly one argument, e.g. {{#${helper} ${helper === "with" ? "scope" : "tools"}}}`);
+    if (param === undefined)
+      this.report(
+        "TYPE_ERROR",
+        node,
+        `{{#${helper}}} needs exactly one argument, e.g. {{#${helper} ${helper === "with" ? "scope" : "tools"}}}`,
+      );
     if (extra !== undefined) this.report("TYPE_ERROR", extra, `{{#${helper}}} takes exactly one argument`);
-    const value = param === undefined ? { type: UNKNOWN, name: "" } : this.recover(() => this.param(param, frame, `#${helper}`));
+    const value =
+      param === undefined ? { type: UNKNOWN, name: "" } : this.recover(() => this.param(param, frame, `#${helper}`));
     const blockParams = node.program.blockParams ?? [];
     this.usableBlockParams(node, blockParams);
     if (helper === "if" || helper === "unless") {
@@ -300,7 +320,8 @@ class Checker {
           `{{#each}} needs a list, but "${value.name}" is ${describeType(value.type)}; the lists are tools, scope.readable, scope.writable`,
         );
       }
-      if (blockParams.length > 2) this.report("FORBIDDEN", node, "{{#each}} takes at most two block parameters: as |item index|");
+      if (blockParams.length > 2)
+        this.report("FORBIDDEN", node, "{{#each}} takes at most two block parameters: as |item index|");
       const item = value.type.kind === "list" ? value.type.item : UNKNOWN;
       const params = new Map<string, CheckType>();
       if (blockParams[0] !== undefined) params.set(blockParams[0], item);
@@ -310,9 +331,14 @@ class Checker {
       return;
     }
     if (value.type.kind !== "object" && value.type.kind !== "unknown") {
-      this.report("TYPE_ERROR", param, `{{#with}} needs an object (scope), but "${value.name}" is ${describeType(value.type)}`);
+      this.report(
+        "TYPE_ERROR",
+        param,
+        `{{#with}} needs an object (scope), but "${value.name}" is ${describeType(value.type)}`,
+      );
     }
-    if (blockParams.length > 1) this.report("FORBIDDEN", node, "{{#with}} takes at most one block parameter: as |value|");
+    if (blockParams.length > 1)
+      this.report("FORBIDDEN", node, "{{#with}} takes at most one block parameter: as |value|");
     const context = value.type.kind === "object" ? value.type : UNKNOWN;
     const params = new Map<string, CheckType>();
     if (blockParams[0] !== undefined) params.set(blockParams[0], context);
@@ -327,9 +353,17 @@ class Checker {
   usableBlockParams(node: HbsBlock, names: readonly string[]): void {
     for (const name of names) {
       if (BLOCK_HELPERS.has(name) || name === "join") {
-        this.report("FORBIDDEN", node, `a block parameter cannot be named "${name}" like a helper; choose another name, e.g. as |item|`);
+        this.report(
+          "FORBIDDEN",
+          node,
+          `a block parameter cannot be named "${name}" like a helper; choose another name, e.g. as |item|`,
+        );
       } else if (/this\b/.test(name)) {
-        this.report("FORBIDDEN", node, `a block parameter cannot be named "${name}": Handlebars reads a name ending in "this" as the current item; choose another name`);
+        this.report(
+          "FORBIDDEN",
+          node,
+          `a block parameter cannot be named "${name}": Handlebars reads a name ending in "this" as the current item; choose another name`,
+        );
       }
     }
   }
@@ -337,7 +371,11 @@ class Checker {
   partial(node: HbsPartial): void {
     const name = node.name;
     if (name.type === "SubExpression") {
-      this.fail("FORBIDDEN", node, "dynamic includes {{> (expr)}} are not supported; name the file: {{> common/header}}");
+      this.fail(
+        "FORBIDDEN",
+        node,
+        "dynamic includes {{> (expr)}} are not supported; name the file: {{> common/header}}",
+      );
     }
     if (node.params.length > 0 || (node.hash !== undefined && node.hash.pairs.length > 0)) {
       this.fail(
@@ -379,7 +417,11 @@ class Checker {
         );
       }
       if (head === "root") {
-        this.fail("FORBIDDEN", path, `@root is not supported; root variables are visible everywhere, write {{${rest.join(".") || "cwd"}}}`);
+        this.fail(
+          "FORBIDDEN",
+          path,
+          `@root is not supported; root variables are visible everywhere, write {{${rest.join(".") || "cwd"}}}`,
+        );
       }
       const type = head === undefined ? undefined : own(EACH_DATA_TYPES, head);
       if (type === undefined) {
@@ -393,7 +435,11 @@ class Checker {
       return this.members({ type, name: original }, rest, path);
     }
     if (path.depth > 0) {
-      this.fail("FORBIDDEN", path, `parent paths (../) are not supported; root variables are visible everywhere, write {{${path.parts.join(".") || "cwd"}}}`);
+      this.fail(
+        "FORBIDDEN",
+        path,
+        `parent paths (../) are not supported; root variables are visible everywhere, write {{${path.parts.join(".") || "cwd"}}}`,
+      );
     }
     const scoped = isScopedPath(path);
     const [head, ...rest] = path.parts;
@@ -421,8 +467,13 @@ class Checker {
     }
     const visible = [...ALL_NAMES];
     for (let f: Frame | undefined = frame; f !== undefined; f = f.parent) visible.push(...f.params.keys());
-    if (frame.context.kind === "object" && frame.context !== ROOT_TYPE) visible.push(...Object.keys(frame.context.members));
-    this.fail("UNKNOWN_VARIABLE", path, `unknown variable "${original}"${suggestion(original, visible)}; the variables are ${VARIABLE_LIST}`);
+    if (frame.context.kind === "object" && frame.context !== ROOT_TYPE)
+      visible.push(...Object.keys(frame.context.members));
+    this.fail(
+      "UNKNOWN_VARIABLE",
+      path,
+      `unknown variable "${original}"${suggestion(original, visible)}; the variables are ${VARIABLE_LIST}`,
+    );
   }
 
   members(start: Resolved, parts: readonly string[], node: HbsNode): Resolved {
@@ -438,13 +489,21 @@ class Checker {
         );
       }
       if (type.kind !== "object") {
-        this.fail("TYPE_ERROR", node, `"${current.name}" is ${describeType(type)} and has no member "${part}"; write {{${current.name}}}`);
+        this.fail(
+          "TYPE_ERROR",
+          node,
+          `"${current.name}" is ${describeType(type)} and has no member "${part}"; write {{${current.name}}}`,
+        );
       }
       const member = own(type.members, part);
       const name = prefixed(current.name, part);
       if (member === undefined) {
         const candidates = Object.keys(type.members).map((m) => prefixed(current.name, m));
-        this.fail("UNKNOWN_VARIABLE", node, `"${current.name}" has no member "${part}"${suggestion(name, candidates)}; its members are ${candidates.join(", ")}`);
+        this.fail(
+          "UNKNOWN_VARIABLE",
+          node,
+          `"${current.name}" has no member "${part}"${suggestion(name, candidates)}; its members are ${candidates.join(", ")}`,
+        );
       }
       current = { type: member, name };
     }

@@ -21,9 +21,14 @@ const Handlebars = createRequire(import.meta.url)("handlebars") as typeof import
 const MAIN = "$workspace/main";
 const PART = "$workspace/part";
 /** What `{{> part}}` includes: several lines (for indentation), a loop, a trailing newline. */
-const PART_TEXT = "P {{cwd}}\n{{#each tools}}\n- {{this}}{{#if @last}}.{{/if}}\n{{/each}}\n\ntail {{join scope.readable}}\n";
+const PART_TEXT =
+  "P {{cwd}}\n{{#each tools}}\n- {{this}}{{#if @last}}.{{/if}}\n{{/each}}\n\ntail {{join scope.readable}}\n";
 
-const SCOPE = { readable: ["/repo", "/docs"], writable: ["/repo"], summary: "Readable:\n  - /repo\nWritable:\n  - /repo" };
+const SCOPE = {
+  readable: ["/repo", "/docs"],
+  writable: ["/repo"],
+  summary: "Readable:\n  - /repo\nWritable:\n  - /repo",
+};
 const NOW = new Date(Date.UTC(2026, 10, 30, 16, 37, 5));
 const CONTEXTS: readonly RenderContext[] = [
   { now: NOW, cwd: "/repo", scope: SCOPE, tools: ["write_file", "read_file", "grep"] },
@@ -90,7 +95,10 @@ function handlebarsRender(text: string, ctx: RenderContext): string {
     (list as unknown[]).map(String).join(rest.length === 2 ? String(rest[0]) : ", "),
   );
   const main = checkTemplate(parseTemplateText(text), { ref: MAIN }, resolve);
-  const part = hb.compile(startBodiesWithText(checkTemplate(parseTemplateText(PART_TEXT), { ref: PART }, resolve).ast), HANDLEBARS_OPTIONS);
+  const part = hb.compile(
+    startBodiesWithText(checkTemplate(parseTemplateText(PART_TEXT), { ref: PART }, resolve).ast),
+    HANDLEBARS_OPTIONS,
+  );
   const partials = Object.fromEntries(main.includes.map((site) => [site.partialName, part]));
   return hb.compile(startBodiesWithText(main.ast), HANDLEBARS_OPTIONS)({ ...dataOf(ctx), empty: "" }, { partials });
 }
@@ -108,7 +116,9 @@ function memoryLoader(files: Readonly<Record<string, string>>): TemplateLoader {
 }
 
 /** Random atoms: mostly unbalanced or misplaced, so mostly rejected. */
-const atomTemplate = fc.array(fc.constantFrom(...TEMPLATE_ATOMS), { minLength: 1, maxLength: 16 }).map((atoms) => atoms.join(""));
+const atomTemplate = fc
+  .array(fc.constantFrom(...TEMPLATE_ATOMS), { minLength: 1, maxLength: 16 })
+  .map((atoms) => atoms.join(""));
 
 /** What a spot in a template can see: the names that are right there. */
 interface Where {
@@ -120,8 +130,21 @@ interface Where {
 }
 
 const EVERYWHERE = [
-  "text", "\n", "  ", "é😀 ", "{{cwd}}", "{{date}}", "{{datetime}}", "{{{time}}}", "{{join tools}}",
-  '{{join scope.readable " | "}}', "{{!c}}", "{{~cwd~}}", "  {{> part}}\n", "{{> part}}", "{{join tools scope.summary}}",
+  "text",
+  "\n",
+  "  ",
+  "é😀 ",
+  "{{cwd}}",
+  "{{date}}",
+  "{{datetime}}",
+  "{{{time}}}",
+  "{{join tools}}",
+  '{{join scope.readable " | "}}',
+  "{{!c}}",
+  "{{~cwd~}}",
+  "  {{> part}}\n",
+  "{{> part}}",
+  "{{join tools scope.summary}}",
 ];
 
 function leaves(where: Where): string[] {
@@ -152,7 +175,10 @@ function templateBody(depth: number, where: Where): fc.Arbitrary<string> {
       inLoop: true,
       params: params ? [...where.params.filter((p) => p !== "tool" && p !== "i"), "tool", "i"] : where.params,
     });
-    const lists = where.context === "scope" ? ["tools", "scope.readable", "readable", "writable"] : ["tools", "scope.readable", "scope.writable"];
+    const lists =
+      where.context === "scope"
+        ? ["tools", "scope.readable", "readable", "writable"]
+        : ["tools", "scope.readable", "scope.writable"];
     choices.push(
       fc
         .tuple(
@@ -165,7 +191,10 @@ function templateBody(depth: number, where: Where): fc.Arbitrary<string> {
         )
         .map(([helper, condition, body, link, otherwise, standalone]) => {
           // An optional `{{else if x}}` / `{{else unless x}}` link before the final else.
-          const chained = link === null ? body : `${body}${standalone ? "\n" : ""}{{else ${link[0]} ${link[1]}}}${standalone ? "\n" : ""}${link[2]}`;
+          const chained =
+            link === null
+              ? body
+              : `${body}${standalone ? "\n" : ""}{{else ${link[0]} ${link[1]}}}${standalone ? "\n" : ""}${link[2]}`;
           return block(helper, condition, chained, otherwise, standalone);
         }),
       fc
@@ -178,8 +207,8 @@ function templateBody(depth: number, where: Where): fc.Arbitrary<string> {
       fc
         .tuple(fc.boolean(), fc.boolean())
         .chain(([params, standalone]) =>
-          inner({ context: "scope", inLoop: where.inLoop, params: params ? [...where.params, "s"] : where.params }).map((body) =>
-            block("with", params ? "scope as |s|" : "scope", body, null, standalone),
+          inner({ context: "scope", inLoop: where.inLoop, params: params ? [...where.params, "s"] : where.params }).map(
+            (body) => block("with", params ? "scope as |s|" : "scope", body, null, standalone),
           ),
         ),
     );
@@ -210,16 +239,20 @@ describe("compileRenderer", () => {
     let compared = 0;
     let rejected = 0;
     await fc.assert(
-      fc.asyncProperty(fc.oneof({ arbitrary: structuredTemplate, weight: 3 }, { arbitrary: atomTemplate, weight: 1 }), fc.constantFrom(...CONTEXTS), async (text, ctx) => {
-        const ours = await ourRender(text, ctx);
-        if (ours instanceof SystemPromptError) {
-          expect(ours.phase).toBe("parse");
-          rejected++;
-          return;
-        }
-        compared++;
-        expect(ours).toBe(handlebarsRender(text, ctx));
-      }),
+      fc.asyncProperty(
+        fc.oneof({ arbitrary: structuredTemplate, weight: 3 }, { arbitrary: atomTemplate, weight: 1 }),
+        fc.constantFrom(...CONTEXTS),
+        async (text, ctx) => {
+          const ours = await ourRender(text, ctx);
+          if (ours instanceof SystemPromptError) {
+            expect(ours.phase).toBe("parse");
+            rejected++;
+            return;
+          }
+          compared++;
+          expect(ours).toBe(handlebarsRender(text, ctx));
+        },
+      ),
       { numRuns: 2000, seed: 0x5eed },
     );
     // Not vacuous: most generated templates pass the checker and are compared, some do not.
@@ -243,12 +276,16 @@ describe("compileRenderer", () => {
 
   it("prints_two_values_in_a_row_each_as_text", async () => {
     // Handlebars 4.7 prints "1" here (it adds true and 0); the renderer prints what is written.
-    expect(await ourRender("{{#each tools}}{{@first}}{{@key}} {{/each}}", CONTEXTS[0] as RenderContext)).toBe("true0 false1 false2 ");
+    expect(await ourRender("{{#each tools}}{{@first}}{{@key}} {{/each}}", CONTEXTS[0] as RenderContext)).toBe(
+      "true0 false1 false2 ",
+    );
   });
 
   it("never_reads_the_prototype_even_for_a_name_the_checker_would_refuse", () => {
     // A second layer under the checker: only own properties of the data are ever read.
-    const ast = parseTemplateText("[{{constructor}}][{{scope.__proto__}}][{{toString}}][{{scope.readable.length}}][{{cwd}}]");
+    const ast = parseTemplateText(
+      "[{{constructor}}][{{scope.__proto__}}][{{toString}}][{{scope.readable.length}}][{{cwd}}]",
+    );
     const render = compileRenderer(ast, MAIN, []);
     const budget = new RenderBudget({ maxOutputBytes: 1024, maxSteps: 100 }, MAIN, () => undefined);
     const root = Object.freeze({ cwd: "/repo", scope: Object.freeze({ readable: Object.freeze(["/repo"]) }) });

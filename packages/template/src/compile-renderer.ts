@@ -1,5 +1,13 @@
 import type { IncludeSite } from "./check-template.ts";
-import type { HbsBlock, HbsExpression, HbsMustache, HbsPartial, HbsPathExpression, HbsProgram, HbsStatement } from "./handlebars-ast.ts";
+import type {
+  HbsBlock,
+  HbsExpression,
+  HbsMustache,
+  HbsPartial,
+  HbsPathExpression,
+  HbsProgram,
+  HbsStatement,
+} from "./handlebars-ast.ts";
 import { isScopedPath } from "./handlebars-ast.ts";
 import type { BudgetSite, RenderBudget } from "./render-budget.ts";
 
@@ -92,7 +100,9 @@ function indentLines(text: string, indent: string): string {
 
 /** `value[key]` when it is the value's own property, else undefined: the prototype is never reached. */
 function own(value: unknown, key: string): unknown {
-  return typeof value === "object" && value !== null && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+  return typeof value === "object" && value !== null && Object.hasOwn(value, key)
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
 }
 
 function member(from: Lookup, parts: readonly string[]): Lookup {

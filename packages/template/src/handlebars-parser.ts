@@ -26,7 +26,10 @@ function handlebars(): HandlebarsParserModule {
     base = createRequire(import.meta.url)(PARSER_FILE) as HandlebarsParserModule;
   } catch (cause) {
     // Not the template's fault: the installed handlebars is missing or laid out differently.
-    throw new Error(`cannot load Handlebars' parser (${PARSER_FILE}); reinstall @insomnia/template's dependencies (handlebars ^4.7.10)`, { cause });
+    throw new Error(
+      `cannot load Handlebars' parser (${PARSER_FILE}); reinstall @insomnia/template's dependencies (handlebars ^4.7.10)`,
+      { cause },
+    );
   }
   return base;
 }

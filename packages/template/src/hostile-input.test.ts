@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { PromptLoader, PromptLoaderError } from "@insomnia/prompt-loader";
+import { PromptLoaderError } from "@insomnia/prompt-loader";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makePromptDirs, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
 import { MAX_NESTING_DEPTH } from "./nesting-depth.ts";
 import {
@@ -96,12 +96,48 @@ const SEEDS: readonly string[] = [
 ];
 
 const TOKENS = [
-  "{{", "}}", "{{{", "}}}", "{{#if tools}}", "{{/if}}", "{{#each tools}}", "{{/each}}", "{{#with scope}}", "{{/with}}",
-  "{{> x}}", '{{> "$user/y"}}', "{{> w}}", "{{> missing}}", "{{> main}}", "{{>", "{{else}}", "{{@index}}", "{{this}}",
-  "{{cwd}}", "{{scope}}", "{{../cwd}}", "{{!--", "--}}", "~", "|", "as |t|", "(", ")", "\\", "\n", " ",
+  "{{",
+  "}}",
+  "{{{",
+  "}}}",
+  "{{#if tools}}",
+  "{{/if}}",
+  "{{#each tools}}",
+  "{{/each}}",
+  "{{#with scope}}",
+  "{{/with}}",
+  "{{> x}}",
+  '{{> "$user/y"}}',
+  "{{> w}}",
+  "{{> missing}}",
+  "{{> main}}",
+  "{{>",
+  "{{else}}",
+  "{{@index}}",
+  "{{this}}",
+  "{{cwd}}",
+  "{{scope}}",
+  "{{../cwd}}",
+  "{{!--",
+  "--}}",
+  "~",
+  "|",
+  "as |t|",
+  "(",
+  ")",
+  "\\",
+  "\n",
+  " ",
   // balanced pieces, so that many mutants still render
-  "{{#if tools}}T{{else}}F{{/if}}", "{{#each tools}}{{@index}}={{this}};{{/each}}", "{{#with scope}}{{summary}}{{/with}}",
-  '{{join tools "|"}}', "{{#unless scope.writable}}ro{{/unless}}", "\n{{> x}}\n", "  {{> w}}\n", "{{~cwd~}}", "{{! c }}",
+  "{{#if tools}}T{{else}}F{{/if}}",
+  "{{#each tools}}{{@index}}={{this}};{{/each}}",
+  "{{#with scope}}{{summary}}{{/with}}",
+  '{{join tools "|"}}',
+  "{{#unless scope.writable}}ro{{/unless}}",
+  "\n{{> x}}\n",
+  "  {{> w}}\n",
+  "{{~cwd~}}",
+  "{{! c }}",
 ] as const;
 
 // ---- generators -------------------------------------------------------------------------
@@ -118,18 +154,33 @@ const atArb: fc.Arbitrary<At> = fc.oneof(
   fc.record({ tag: fc.nat(), offset: fc.integer({ min: -4, max: 16 }) }),
 );
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete"), at: atArb, length: fc.integer({ min: 1, max: 60 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant("delete"), at: atArb, length: fc.integer({ min: 1, max: 60 }) }),
+  },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant("insert"), at: atArb, text: fc.constantFrom(...TOKENS) }) },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant("insert"), at: atArb, text: fc.string({ unit: "binary", minLength: 1, maxLength: 3 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant("insert"),
+      at: atArb,
+      text: fc.string({ unit: "binary", minLength: 1, maxLength: 3 }),
+    }),
   },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant("duplicate"), at: atArb, length: fc.integer({ min: 1, max: 200 }), to: atArb }),
+    arbitrary: fc.record({
+      kind: fc.constant("duplicate"),
+      at: atArb,
+      length: fc.integer({ min: 1, max: 200 }),
+      to: atArb,
+    }),
   },
 );
-const caseArb = fc.record({ seed: fc.nat({ max: SEEDS.length - 1 }), ops: fc.array(opArb, { minLength: 1, maxLength: 4 }) });
+const caseArb = fc.record({
+  seed: fc.nat({ max: SEEDS.length - 1 }),
+  ops: fc.array(opArb, { minLength: 1, maxLength: 4 }),
+});
 
 function resolveAt(text: string, at: At): number {
   if (typeof at === "number") return at % (text.length + 1);
@@ -243,10 +294,16 @@ function checkError(error: unknown, texts: ReadonlyMap<string, string>): SystemP
     const text = texts.get(e.ref ?? "");
     check(text !== undefined, () => `${e.code} at ${e.line}:${e.column} in unknown ref ${e.ref}`);
     const lines = (text ?? "").split("\n");
-    check(Number.isInteger(e.line) && e.line >= 1 && e.line <= lines.length, () => `${e.code} line ${e.line} outside ${lines.length} lines`);
+    check(
+      Number.isInteger(e.line) && e.line >= 1 && e.line <= lines.length,
+      () => `${e.code} line ${e.line} outside ${lines.length} lines`,
+    );
     if (e.column !== undefined) {
       const width = (lines[e.line - 1] ?? "").length;
-      check(Number.isInteger(e.column) && e.column >= 1 && e.column <= width + 1, () => `${e.code} column ${e.column} outside line ${e.line} (${width} wide)`);
+      check(
+        Number.isInteger(e.column) && e.column >= 1 && e.column <= width + 1,
+        () => `${e.code} column ${e.column} outside line ${e.line} (${width} wide)`,
+      );
     }
   }
   return e;
@@ -284,7 +341,9 @@ afterAll(() => {
       `DoS shapes: ${stated}/${shapes.length} ended as stated`,
   );
   for (const s of shapes) {
-    console.log(`[hostile-input]   ${s.name}: ${s.ok ? "" : "NOT AS STATED: "}${s.outcome} in ${s.ms.toFixed(0)} ms (${s.work})`);
+    console.log(
+      `[hostile-input]   ${s.name}: ${s.ok ? "" : "NOT AS STATED: "}${s.outcome} in ${s.ms.toFixed(0)} ms (${s.work})`,
+    );
   }
 });
 
@@ -308,18 +367,30 @@ async function runCase(c: { seed: number; ops: readonly Op[] }): Promise<void> {
     return;
   }
   counts.renders += 1;
-  check(typeof prompt === "string" && prompt.endsWith(TRAILER), () => `the trailing section is not exact at the end: ${JSON.stringify(prompt.slice(-300))}`);
+  check(
+    typeof prompt === "string" && prompt.endsWith(TRAILER),
+    () => `the trailing section is not exact at the end: ${JSON.stringify(prompt.slice(-300))}`,
+  );
   const instruction = prompt.slice(0, -TRAILER.length);
-  check(instruction === "" || (instruction.endsWith("\n\n") && !instruction.endsWith("\n\n\n")), () => `bad join before the trailer: ${JSON.stringify(instruction.slice(-40))}`);
+  check(
+    instruction === "" || (instruction.endsWith("\n\n") && !instruction.endsWith("\n\n\n")),
+    () => `bad join before the trailer: ${JSON.stringify(instruction.slice(-40))}`,
+  );
   for (const bad of ["[object Object]", "undefined", "function"]) {
-    check(!instruction.includes(bad) || loaded.includes(bad) || SEEDS.some((s) => s.includes(bad)), () => `the prompt contains ${bad}`);
+    check(
+      !instruction.includes(bad) || loaded.includes(bad) || SEEDS.some((s) => s.includes(bad)),
+      () => `the prompt contains ${bad}`,
+    );
   }
   const expected = raw(loaded);
   if (expected === undefined) {
     counts.rawRefused += 1;
     return;
   }
-  check(prompt === expectedPrompt(expected), () => `differs from raw Handlebars:\n${JSON.stringify(prompt)}\n${JSON.stringify(expectedPrompt(expected))}`);
+  check(
+    prompt === expectedPrompt(expected),
+    () => `differs from raw Handlebars:\n${JSON.stringify(prompt)}\n${JSON.stringify(expectedPrompt(expected))}`,
+  );
   counts.equalToRaw += 1;
 }
 
@@ -380,7 +451,8 @@ interface Shape {
 }
 
 const TOOLS_100 = Array.from({ length: 100 }, (_, i) => `t${String(i).padStart(3, "0")}`);
-const nest = (open: string, body: string, close: string, depth: number): string => open.repeat(depth) + body + close.repeat(depth);
+const nest = (open: string, body: string, close: string, depth: number): string =>
+  open.repeat(depth) + body + close.repeat(depth);
 
 /** file i includes file i+1 `times` times, `levels` levels deep, then a leaf. */
 function fanOut(times: number, levels: number, leaf: string): Record<string, string> {
@@ -413,21 +485,27 @@ const SHAPES: readonly Shape[] = [
             work: `${depth} steps`,
           },
         ]
-      : (["{{#if tools}}|x|{{/if}}", "{{#each tools}}|{{this}}|{{/each}}", "{{#with scope}}|{{summary}}|{{/with}}"] as const).map(
-          (parts): Shape => {
-            const [open, body, close] = parts.split("|") as [string, string, string];
-            return {
-              name: `${open.slice(3, open.indexOf(" "))}_nesting_${depth}`,
-              files: { main: nest(open, body, close, depth) },
-              expected: { code: "TOO_DEEP", positioned: true },
-              work: `${depth} nested blocks > ${MAX_NESTING_DEPTH}, refused on the tokens before Handlebars parses`,
-            };
-          },
-        ),
+      : (
+          [
+            "{{#if tools}}|x|{{/if}}",
+            "{{#each tools}}|{{this}}|{{/each}}",
+            "{{#with scope}}|{{summary}}|{{/with}}",
+          ] as const
+        ).map((parts): Shape => {
+          const [open, body, close] = parts.split("|") as [string, string, string];
+          return {
+            name: `${open.slice(3, open.indexOf(" "))}_nesting_${depth}`,
+            files: { main: nest(open, body, close, depth) },
+            expected: { code: "TOO_DEEP", positioned: true },
+            work: `${depth} nested blocks > ${MAX_NESTING_DEPTH}, refused on the tokens before Handlebars parses`,
+          };
+        }),
   ),
   {
     name: "else_unless_chain_1000",
-    files: { main: `{{#unless tools}}0${Array.from({ length: 1000 }, (_, i) => `{{else unless tools}}${i + 1}`).join("")}{{else}}end{{/unless}}` },
+    files: {
+      main: `{{#unless tools}}0${Array.from({ length: 1000 }, (_, i) => `{{else unless tools}}${i + 1}`).join("")}{{else}}end{{/unless}}`,
+    },
     expected: { code: "TOO_DEEP", positioned: true },
     work: `1000 chained {{else unless}} (nested inverse programs) > ${MAX_NESTING_DEPTH}`,
   },

@@ -1,4 +1,9 @@
-export { SystemPromptError, type SystemPromptErrorCode, type SystemPromptErrorDetails, type SystemPromptErrorPhase } from "./system-prompt-error.ts";
+export {
+  SystemPromptError,
+  type SystemPromptErrorCode,
+  type SystemPromptErrorDetails,
+  type SystemPromptErrorPhase,
+} from "./system-prompt-error.ts";
 export {
   DEFAULT_LIMITS,
   SystemPromptTemplate,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
 
-const nest = (open: string, close: string, depth: number, body = "x"): string => open.repeat(depth) + body + close.repeat(depth);
+const nest = (open: string, close: string, depth: number, body = "x"): string =>
+  open.repeat(depth) + body + close.repeat(depth);
 
 describe("findTooDeepNesting", () => {
   it("accepts_nesting_up_to_the_limit", () => {
@@ -16,14 +17,20 @@ describe("findTooDeepNesting", () => {
   });
 
   it("counts_else_if_chains_and_subexpressions_as_nesting", () => {
-    expect(findTooDeepNesting(`{{#if tools}}${"{{else if cwd}}".repeat(MAX_NESTING_DEPTH)}{{/if}}`)).toMatchObject({ line: 1 });
-    expect(findTooDeepNesting(`{{join ${"(a ".repeat(MAX_NESTING_DEPTH + 1)}${")".repeat(MAX_NESTING_DEPTH + 1)}}}`)).toMatchObject({
+    expect(findTooDeepNesting(`{{#if tools}}${"{{else if cwd}}".repeat(MAX_NESTING_DEPTH)}{{/if}}`)).toMatchObject({
+      line: 1,
+    });
+    expect(
+      findTooDeepNesting(`{{join ${"(a ".repeat(MAX_NESTING_DEPTH + 1)}${")".repeat(MAX_NESTING_DEPTH + 1)}}}`),
+    ).toMatchObject({
       line: 1,
     });
     // Whitespace before `else` does not hide a chain link.
     const spaced = `{{#if cwd}}a${"{{               else if cwd}}b".repeat(MAX_NESTING_DEPTH + 50)}{{/if}}`;
     expect(findTooDeepNesting(spaced)).toMatchObject({ line: 1 });
-    expect(findTooDeepNesting(`{{#if cwd}}a${"{{~\n\t else if cwd}}b".repeat(MAX_NESTING_DEPTH + 1)}{{/if}}`)).toMatchObject({ line: MAX_NESTING_DEPTH });
+    expect(
+      findTooDeepNesting(`{{#if cwd}}a${"{{~\n\t else if cwd}}b".repeat(MAX_NESTING_DEPTH + 1)}{{/if}}`),
+    ).toMatchObject({ line: MAX_NESTING_DEPTH });
     // A chain closes with its block: siblings after it start from the outer depth again.
     const chains = `{{#if tools}}${"{{else if cwd}}".repeat(60)}{{/if}}`.repeat(10);
     expect(findTooDeepNesting(chains)).toBeUndefined();

@@ -22,7 +22,10 @@ function writeTable(name: string, content: string): URL {
 }
 
 function table(texts: readonly string[], handlebars = version): string {
-  return JSON.stringify({ handlebars, prompts: texts.map((text) => ({ text, ast: parseTemplateText(text) })) } satisfies PrebuiltAsts);
+  return JSON.stringify({
+    handlebars,
+    prompts: texts.map((text) => ({ text, ast: parseTemplateText(text) })),
+  } satisfies PrebuiltAsts);
 }
 
 describe("prebuiltAst", () => {
@@ -42,9 +45,14 @@ describe("prebuiltAst", () => {
   });
 
   it("a_missing_or_damaged_table_means_parsing", () => {
-    const wrongShapes = [`{"handlebars":"${version}","prompts":null}`, `{"handlebars":"${version}","prompts":[null,{"text":1},{"text":"${"x"}"}]}`];
+    const wrongShapes = [
+      `{"handlebars":"${version}","prompts":null}`,
+      `{"handlebars":"${version}","prompts":[null,{"text":1},{"text":"${"x"}"}]}`,
+    ];
     for (const content of [undefined, "", "{", "null", '{"handlebars":"x"}', ...wrongShapes]) {
-      usePrebuiltAstsFile(content === undefined ? pathToFileURL(join(dir, "absent.json")) : writeTable("bad.json", content));
+      usePrebuiltAstsFile(
+        content === undefined ? pathToFileURL(join(dir, "absent.json")) : writeTable("bad.json", content),
+      );
       expect([prebuiltAst(TEXT), prebuiltAst("x")], String(content)).toEqual([undefined, undefined]);
     }
   });

@@ -55,7 +55,8 @@ export class RenderBudget {
     this.#steps = 0;
     this.#size = 0;
     // Includes pop themselves even when they throw, so this is normally already true.
-    if (this.#stack.length !== 1 || this.#stack[0] !== this.#rootRef) this.#stack.splice(0, this.#stack.length, this.#rootRef);
+    if (this.#stack.length !== 1 || this.#stack[0] !== this.#rootRef)
+      this.#stack.splice(0, this.#stack.length, this.#rootRef);
   }
 
   /** Canonical ref of the file being rendered right now. */
@@ -142,7 +143,11 @@ export class RenderBudget {
     return [...this.#stack];
   }
 
-  private error(code: "RENDER_BUDGET_EXCEEDED" | "OUTPUT_TOO_LARGE", site: BudgetSite, detail: string): SystemPromptError {
+  private error(
+    code: "RENDER_BUDGET_EXCEEDED" | "OUTPUT_TOO_LARGE",
+    site: BudgetSite,
+    detail: string,
+  ): SystemPromptError {
     const chain = this.chain();
     const at = chain.lastIndexOf(site.ref);
     return new SystemPromptError(code, detail, {

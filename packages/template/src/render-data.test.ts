@@ -12,11 +12,14 @@ describe("buildRenderData", () => {
 
   it("datetime_matches_toISOString_to_the_second", () => {
     fc.assert(
-      fc.property(fc.date({ min: new Date("0000-01-01T00:00:00Z"), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true }), (now) => {
-        const data = buildRenderData(sampleContext({ now }));
-        expect(data.datetime).toBe(`${now.toISOString().slice(0, 19)}Z`);
-        expect(`${data.date}T${data.time}Z`).toBe(data.datetime);
-      }),
+      fc.property(
+        fc.date({ min: new Date("0000-01-01T00:00:00Z"), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true }),
+        (now) => {
+          const data = buildRenderData(sampleContext({ now }));
+          expect(data.datetime).toBe(`${now.toISOString().slice(0, 19)}Z`);
+          expect(`${data.date}T${data.time}Z`).toBe(data.datetime);
+        },
+      ),
     );
   });
 
@@ -25,12 +28,12 @@ describe("buildRenderData", () => {
     const data = buildRenderData(sampleContext({ tools }));
     expect(data.tools).toEqual(["a", "b", "c"]);
     expect(tools).toEqual(["b", "a", "c"]);
-    expect([Object.isFrozen(data), Object.isFrozen(data.tools), Object.isFrozen(data.scope), Object.isFrozen(data.scope.readable)]).toEqual([
-      true,
-      true,
-      true,
-      true,
-    ]);
+    expect([
+      Object.isFrozen(data),
+      Object.isFrozen(data.tools),
+      Object.isFrozen(data.scope),
+      Object.isFrozen(data.scope.readable),
+    ]).toEqual([true, true, true, true]);
   });
 
   it("rejects_a_malformed_context_with_invalid_context", () => {

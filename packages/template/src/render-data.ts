@@ -148,7 +148,10 @@ export function buildRenderData(ctx: RenderContext): RenderData {
       datetime: clock.datetime,
       cwd,
       scope:
-        last !== undefined && readableList === lastReadable && writableList === lastWritable && summary === last.scope.summary
+        last !== undefined &&
+        readableList === lastReadable &&
+        writableList === lastWritable &&
+        summary === last.scope.summary
           ? last.scope
           : Object.freeze({ readable: readableList.frozen, writable: writableList.frozen, summary }),
       tools: toolList.frozen,

@@ -13,7 +13,10 @@ afterEach(() => {
   p.cleanup();
 });
 
-function renderError(template: SystemPromptTemplate, ...args: Parameters<SystemPromptTemplate["renderInstruction"]>): SystemPromptError {
+function renderError(
+  template: SystemPromptTemplate,
+  ...args: Parameters<SystemPromptTemplate["renderInstruction"]>
+): SystemPromptError {
   try {
     template.renderInstruction(...args);
   } catch (error) {
@@ -82,7 +85,11 @@ describe("render data is reused only when nothing changed", () => {
       fc.record({ kind: fc.constant("push" as const), list: fc.constantFrom(0, 1, 2), value: item }),
       fc.record({ kind: fc.constant("set" as const), list: fc.constantFrom(0, 1, 2), at: fc.nat(3), value: item }),
       fc.record({ kind: fc.constant("pop" as const), list: fc.constantFrom(0, 1, 2) }),
-      fc.record({ kind: fc.constant("replace" as const), list: fc.constantFrom(0, 1, 2), values: fc.array(item, { maxLength: 4 }) }),
+      fc.record({
+        kind: fc.constant("replace" as const),
+        list: fc.constantFrom(0, 1, 2),
+        values: fc.array(item, { maxLength: 4 }),
+      }),
       fc.record({ kind: fc.constant("now" as const), ms: fc.constantFrom(0, 1000, 1_764_520_620_000) }),
       fc.record({ kind: fc.constant("cwd" as const), value: item }),
     );
@@ -106,12 +113,12 @@ describe("render data is reused only when nothing changed", () => {
           else cwd = s.value;
           const data = buildRenderData(ctx());
           expect(data).toEqual(expectedData(ctx()));
-          expect([Object.isFrozen(data), Object.isFrozen(data.scope), Object.isFrozen(data.tools), Object.isFrozen(data.scope.writable)]).toEqual([
-            true,
-            true,
-            true,
-            true,
-          ]);
+          expect([
+            Object.isFrozen(data),
+            Object.isFrozen(data.scope),
+            Object.isFrozen(data.tools),
+            Object.isFrozen(data.scope.writable),
+          ]).toEqual([true, true, true, true]);
         }
       }),
     );
@@ -149,12 +156,26 @@ describe("render state is reused across renders", () => {
     const template = await SystemPromptTemplate.parse("$workspace/main", p.loader);
     const ctx = sampleContext({ tools: ["a", "b", "c"] });
     const first = renderError(template, ctx, { maxSteps: 3 });
-    expect([first.code, first.ref, first.chain]).toEqual(["RENDER_BUDGET_EXCEEDED", "$workspace/part", ["$workspace/main", "$workspace/part"]]);
+    expect([first.code, first.ref, first.chain]).toEqual([
+      "RENDER_BUDGET_EXCEEDED",
+      "$workspace/part",
+      ["$workspace/main", "$workspace/part"],
+    ]);
     expect(template.renderInstruction(ctx)).toBe("Main [a][b][c] end");
     const tooBig = renderError(template, ctx, { maxOutputBytes: 8 });
-    expect([tooBig.code, tooBig.ref, tooBig.chain]).toEqual(["OUTPUT_TOO_LARGE", "$workspace/part", ["$workspace/main", "$workspace/part"]]);
+    expect([tooBig.code, tooBig.ref, tooBig.chain]).toEqual([
+      "OUTPUT_TOO_LARGE",
+      "$workspace/part",
+      ["$workspace/main", "$workspace/part"],
+    ]);
     const again = renderError(template, ctx, { maxSteps: 3 });
-    expect([again.code, again.ref, again.line, again.column, again.chain]).toEqual([first.code, first.ref, first.line, first.column, first.chain]);
+    expect([again.code, again.ref, again.line, again.column, again.chain]).toEqual([
+      first.code,
+      first.ref,
+      first.line,
+      first.column,
+      first.chain,
+    ]);
     expect(template.renderInstruction(ctx, { maxOutputBytes: 18 })).toBe("Main [a][b][c] end");
     expect(template.render(ctx)).toBe(`Main [a][b][c] end\n\n---\n## Working boundaries\n\n${ctx.scope.summary}\n`);
   });

@@ -29,7 +29,11 @@ describe("describeSyntaxError", () => {
       message: "{{#each}} is never closed; add {{/each}}",
     });
     expect(syntaxError("{{#if a}}{{#with scope}}{{/with}}").line).toBe(1);
-    expect(syntaxError("{{~#if a~}}")).toMatchObject({ line: 1, column: 1, message: "{{#if}} is never closed; add {{/if}}" });
+    expect(syntaxError("{{~#if a~}}")).toMatchObject({
+      line: 1,
+      column: 1,
+      message: "{{#if}} is never closed; add {{/if}}",
+    });
   });
 
   it("points_at_a_mismatched_close", () => {
@@ -42,12 +46,24 @@ describe("describeSyntaxError", () => {
   });
 
   it("points_at_a_close_without_an_open", () => {
-    expect(syntaxError("text\n {{/if}}")).toEqual({ line: 2, column: 2, message: "{{/if}} closes a block that was never opened" });
+    expect(syntaxError("text\n {{/if}}")).toEqual({
+      line: 2,
+      column: 2,
+      message: "{{/if}} closes a block that was never opened",
+    });
   });
 
   it("points_at_the_offending_token", () => {
-    expect(syntaxError("ab\n  {{#if x}}{{else}}{{else}}{{/if}}")).toMatchObject({ line: 2, column: 20, message: 'unexpected "{{else}}" (expected text, {{/…}})' });
-    expect(syntaxError("hello {{}} x")).toMatchObject({ line: 1, column: 9, message: 'unexpected "}}" (expected a name, a string, a number, an @variable)' });
+    expect(syntaxError("ab\n  {{#if x}}{{else}}{{else}}{{/if}}")).toMatchObject({
+      line: 2,
+      column: 20,
+      message: 'unexpected "{{else}}" (expected text, {{/…}})',
+    });
+    expect(syntaxError("hello {{}} x")).toMatchObject({
+      line: 1,
+      column: 9,
+      message: 'unexpected "}}" (expected a name, a string, a number, an @variable)',
+    });
     expect(syntaxError("x {{foo bar=}}")).toMatchObject({ line: 1, column: 13 });
   });
 

@@ -73,7 +73,9 @@ export function describeSyntaxError(text: string, error: unknown): SyntaxErrorIn
     return { line: withLoc.lineNumber, column: withLoc.column + 1, message: raw.replace(/ - \d+:\d+$/, "") };
   }
   const lineMatch = /line (\d+)/.exec(raw);
-  return lineMatch?.[1] !== undefined ? { line: Number(lineMatch[1]), message: firstLine(raw) } : { message: firstLine(raw) };
+  return lineMatch?.[1] !== undefined
+    ? { line: Number(lineMatch[1]), message: firstLine(raw) }
+    : { message: firstLine(raw) };
 }
 
 function firstLine(text: string): string {

@@ -12,16 +12,9 @@ describe("SystemPromptError", () => {
       chain: ["$workspace/a", "$user/c"],
       cause,
     });
-    expect([error.name, error.phase, error.code, error.ref, error.file, error.line, error.column, error.cause]).toEqual([
-      "SystemPromptError",
-      "parse",
-      "UNKNOWN_VARIABLE",
-      "$user/c",
-      "/u/c.md",
-      3,
-      7,
-      cause,
-    ]);
+    expect([error.name, error.phase, error.code, error.ref, error.file, error.line, error.column, error.cause]).toEqual(
+      ["SystemPromptError", "parse", "UNKNOWN_VARIABLE", "$user/c", "/u/c.md", 3, 7, cause],
+    );
     expect(error.message).toBe('$user/c:3:7: unknown variable "x"\n  included via $workspace/a -> $user/c');
     expect(new SystemPromptError("OUTPUT_TOO_LARGE", "too big", { ref: "$user/c" }).phase).toBe("render");
     expect(new SystemPromptError("RENDER_FAILED", "boom").message).toBe("boom");
@@ -29,11 +22,11 @@ describe("SystemPromptError", () => {
 
   it("is_recognizes_errors_by_brand_not_by_class", () => {
     const foreign = Object.assign(new Error("x"), { [Symbol.for("insomnia.template.error")]: true });
-    expect([SystemPromptError.is(new SystemPromptError("SYNTAX", "x")), SystemPromptError.is(foreign), SystemPromptError.is(new Error("x")), SystemPromptError.is(null)]).toEqual([
-      true,
-      true,
-      false,
-      false,
-    ]);
+    expect([
+      SystemPromptError.is(new SystemPromptError("SYNTAX", "x")),
+      SystemPromptError.is(foreign),
+      SystemPromptError.is(new Error("x")),
+      SystemPromptError.is(null),
+    ]).toEqual([true, true, false, false]);
   });
 });

@@ -18,8 +18,7 @@ afterEach(() => {
   p.cleanup();
 });
 
-const TRAILER =
-  "---\n## Working boundaries\n\nReadable:\n  - /repo\n  - /docs [non-recursive]\nWritable:\n  - /repo\n";
+const TRAILER = "---\n## Working boundaries\n\nReadable:\n  - /repo\n  - /docs [non-recursive]\nWritable:\n  - /repo\n";
 
 async function parseError(ref: string, options?: ParseOptions): Promise<SystemPromptError> {
   try {
@@ -31,7 +30,10 @@ async function parseError(ref: string, options?: ParseOptions): Promise<SystemPr
   throw new Error(`parsing ${ref} did not fail`);
 }
 
-function renderError(template: SystemPromptTemplate, ...args: Parameters<SystemPromptTemplate["render"]>): SystemPromptError {
+function renderError(
+  template: SystemPromptTemplate,
+  ...args: Parameters<SystemPromptTemplate["render"]>
+): SystemPromptError {
   try {
     template.render(...args);
   } catch (error) {
@@ -42,7 +44,14 @@ function renderError(template: SystemPromptTemplate, ...args: Parameters<SystemP
 }
 
 function where(error: SystemPromptError) {
-  return { phase: error.phase, code: error.code, ref: error.ref, file: error.file, line: error.line, column: error.column };
+  return {
+    phase: error.phase,
+    code: error.code,
+    ref: error.ref,
+    file: error.file,
+    line: error.line,
+    column: error.column,
+  };
 }
 
 describe("SystemPromptTemplate: references and includes", () => {
@@ -57,19 +66,22 @@ describe("SystemPromptTemplate: references and includes", () => {
   it("the_shipped_default_instruction_parses_and_renders", async () => {
     const template = await SystemPromptTemplate.parse("$insomnia/default", new PromptLoader());
     const prompt = template.render(sampleContext());
-    expect([template.sources.length, template.sources[0]?.ref, prompt.includes("{{"), prompt.endsWith(TRAILER)]).toEqual([
-      1,
-      "$insomnia/default",
-      false,
-      true,
-    ]);
+    expect([
+      template.sources.length,
+      template.sources[0]?.ref,
+      prompt.includes("{{"),
+      prompt.endsWith(TRAILER),
+    ]).toEqual([1, "$insomnia/default", false, true]);
   });
 
   it("instruction_prefix_addressing_insomnia", async () => {
     p.write("$insomnia/common/header", "builtin header");
     p.write("$user/common/header", "user header");
     const template = await SystemPromptTemplate.parse("$insomnia/common/header", p.loader);
-    expect([template.sources[0]?.file, template.renderInstruction(sampleContext())]).toEqual([p.fileOf("$insomnia/common/header"), "builtin header"]);
+    expect([template.sources[0]?.file, template.renderInstruction(sampleContext())]).toEqual([
+      p.fileOf("$insomnia/common/header"),
+      "builtin header",
+    ]);
   });
 
   it("instruction_prefix_addressing_user", async () => {
@@ -119,11 +131,16 @@ describe("SystemPromptTemplate: references and includes", () => {
     p.write("$user/default", "user");
     const template = await SystemPromptTemplate.parse("$user/custom", p.loader);
     expect(template.renderInstruction(sampleContext())).toBe("U[builtin|workspace|user]");
-    expect(template.sources.map((s) => s.ref)).toEqual(["$user/custom", "$insomnia/default", "$workspace/default", "$user/default"]);
+    expect(template.sources.map((s) => s.ref)).toEqual([
+      "$user/custom",
+      "$insomnia/default",
+      "$workspace/default",
+      "$user/default",
+    ]);
   });
 
   it("prefix_with_missing_file_is_hard_error", async () => {
-    p.write("$workspace/main", "line one\n  {{> \"$user/style\"}}\n");
+    p.write("$workspace/main", 'line one\n  {{> "$user/style"}}\n');
     p.write("$workspace/style", "exists under $workspace only");
     const error = await parseError("$workspace/main");
     expect(where(error)).toEqual({
@@ -134,11 +151,21 @@ describe("SystemPromptTemplate: references and includes", () => {
       line: 2,
       column: 3,
     });
-    expect(PromptLoaderError.is(error.cause) && [error.cause.code, error.cause.file]).toEqual(["NOT_FOUND", p.fileOf("$user/style")]);
+    expect(PromptLoaderError.is(error.cause) && [error.cause.code, error.cause.file]).toEqual([
+      "NOT_FOUND",
+      p.fileOf("$user/style"),
+    ]);
     expect(error.message).toContain(p.fileOf("$user/style"));
 
     const root = await parseError("$user/nothing");
-    expect(where(root)).toEqual({ phase: "parse", code: "INCLUDE_FAILED", ref: "$user/nothing", file: undefined, line: undefined, column: undefined });
+    expect(where(root)).toEqual({
+      phase: "parse",
+      code: "INCLUDE_FAILED",
+      ref: "$user/nothing",
+      file: undefined,
+      line: undefined,
+      column: undefined,
+    });
     expect(PromptLoaderError.is(root.cause) && root.cause.code).toBe("NOT_FOUND");
   });
 
@@ -163,7 +190,13 @@ describe("SystemPromptTemplate: references and includes", () => {
     p.write("$workspace/d", "d");
     p.write("$workspace/e", "e");
     const template = await SystemPromptTemplate.parse("$workspace/a", p.loader);
-    expect(template.sources.map((s) => s.ref)).toEqual(["$workspace/a", "$workspace/b", "$workspace/d", "$workspace/c", "$workspace/e"]);
+    expect(template.sources.map((s) => s.ref)).toEqual([
+      "$workspace/a",
+      "$workspace/b",
+      "$workspace/d",
+      "$workspace/c",
+      "$workspace/e",
+    ]);
     expect(template.sources.every((s) => /^[0-9a-f]{64}$/.test(s.sha256))).toBe(true);
     expect(template.renderInstruction(sampleContext())).toBe("dded");
   });
@@ -171,9 +204,12 @@ describe("SystemPromptTemplate: references and includes", () => {
   it("renders_the_done_when_workspace_exactly", async () => {
     p.write(
       "$workspace/a",
-      "# Agent\n\nYou work in {{cwd}} on {{date}} at {{time}} ({{datetime}}).\n\n{{> b}}\n\nTools: {{join tools \", \"}}\n",
+      '# Agent\n\nYou work in {{cwd}} on {{date}} at {{time}} ({{datetime}}).\n\n{{> b}}\n\nTools: {{join tools ", "}}\n',
     );
-    p.write("$workspace/b", "## From b\n  {{> \"$user/c\"}}\n{{#each scope.writable}}\n- may write {{this}} (cwd {{cwd}})\n{{/each}}\n");
+    p.write(
+      "$workspace/b",
+      '## From b\n  {{> "$user/c"}}\n{{#each scope.writable}}\n- may write {{this}} (cwd {{cwd}})\n{{/each}}\n',
+    );
     p.write("$user/c", "From c, first tool: {{#each tools}}{{#if @first}}{{this}}{{/if}}{{/each}}\nsecond line of c\n");
     const template = await SystemPromptTemplate.parse("$workspace/a", p.loader);
     expect(template.sources.map((s) => [s.ref, s.file])).toEqual([
@@ -260,9 +296,12 @@ describe("SystemPromptTemplate: rendering", () => {
   it("root_variables_inside_each_and_with_print_the_root_values", async () => {
     p.write(
       "$workspace/main",
-      "{{#each tools}}[{{@index}}:{{this}} in {{cwd}} {{scope.summary.length}}]{{/each}}".replace(" {{scope.summary.length}}", "") +
+      "{{#each tools}}[{{@index}}:{{this}} in {{cwd}} {{scope.summary.length}}]{{/each}}".replace(
+        " {{scope.summary.length}}",
+        "",
+      ) +
         "|{{#with scope}}{{join writable}} {{cwd}} {{#each readable as |path i|}}{{i}}={{path}}@{{datetime}};{{/each}}{{/with}}" +
-        "|{{#each scope.writable}}{{#if tools}}{{join tools \"/\"}}{{/if}}{{/each}}" +
+        '|{{#each scope.writable}}{{#if tools}}{{join tools "/"}}{{/if}}{{/each}}' +
         "|{{#each tools as |tool|}}{{#each scope.writable}}{{tool}}>{{this}}{{#if @last}}.{{/if}}{{/each}}{{/each}}",
     );
     const template = await SystemPromptTemplate.parse("$workspace/main", p.loader);
@@ -278,13 +317,17 @@ describe("SystemPromptTemplate: rendering", () => {
     p.write(
       "$workspace/main",
       "{{#if scope.writable}}rw{{else if scope.readable}}ro{{else}}none{{/if}} {{#unless tools}}no tools{{/unless}} " +
-        "{{#each tools}}{{this}}{{else}}(none){{/each}} [{{join tools}}] [{{join scope.readable \" + \"}}]",
+        '{{#each tools}}{{this}}{{else}}(none){{/each}} [{{join tools}}] [{{join scope.readable " + "}}]',
     );
     const template = await SystemPromptTemplate.parse("$workspace/main", p.loader);
-    expect(template.renderInstruction(sampleContext({ tools: [], scope: { readable: ["/a", "/b"], writable: [], summary: "" } }))).toBe(
-      "ro no tools (none) [] [/a + /b]",
+    expect(
+      template.renderInstruction(
+        sampleContext({ tools: [], scope: { readable: ["/a", "/b"], writable: [], summary: "" } }),
+      ),
+    ).toBe("ro no tools (none) [] [/a + /b]");
+    expect(template.renderInstruction(sampleContext())).toBe(
+      "rw  read_filewrite_file [read_file, write_file] [/repo + /docs]",
     );
-    expect(template.renderInstruction(sampleContext())).toBe("rw  read_filewrite_file [read_file, write_file] [/repo + /docs]");
   });
 
   it("indents_every_line_of_a_standalone_include", async () => {
@@ -327,7 +370,7 @@ describe("SystemPromptTemplate: rendering", () => {
 
   it("works_with_a_loader_built_by_for_pod", async () => {
     const cwd = p.dirs.$workspace.replace(/\/\.insomnia\/prompts$/, "");
-    p.write("$workspace/main", "pod {{> \"$user/x\"}}");
+    p.write("$workspace/main", 'pod {{> "$user/x"}}');
     p.write("$user/x", "user");
     const loader = PromptLoader.forPod({ cwd, env: { XDG_CONFIG_HOME: p.root, HOME: p.root } });
     // forPod's $user root is $XDG_CONFIG_HOME/insomnia/prompts; put the file there too.
@@ -353,13 +396,15 @@ describe("SystemPromptTemplate: bad input", () => {
     p.write("$workspace/mismatch", "{{#if tools}}\n  x {{/each}}\n");
     const mismatch = await parseError("$workspace/mismatch");
     expect(where(mismatch)).toMatchObject({ code: "SYNTAX", ref: "$workspace/mismatch", line: 2, column: 5 });
-    expect(mismatch.message).toBe("$workspace/mismatch:2:5: syntax error: {{/each}} does not close {{#if}} opened at 1:1; close it with {{/if}}");
+    expect(mismatch.message).toBe(
+      "$workspace/mismatch:2:5: syntax error: {{/each}} does not close {{#if}} opened at 1:1; close it with {{/if}}",
+    );
   });
 
   it("reports_errors_three_includes_deep_in_the_included_file", async () => {
     p.write("$workspace/root", "{{> one}}");
     p.write("$workspace/one", "1\n{{> two}}");
-    p.write("$workspace/two", "2\n\n{{> \"$user/three\"}}");
+    p.write("$workspace/two", '2\n\n{{> "$user/three"}}');
     p.write("$user/three", "ok {{cwd}}\n{{#each tools}}\n  {{#if @first}}{{tool}}{{/if}}\n{{/each}}");
     const error = await parseError("$workspace/root");
     expect(where(error)).toEqual({
@@ -374,7 +419,12 @@ describe("SystemPromptTemplate: bad input", () => {
     expect(error.message).toContain("included via $workspace/root -> $workspace/one -> $workspace/two -> $user/three");
 
     p.write("$user/three", "{{#if x}}");
-    expect(where(await parseError("$workspace/root"))).toMatchObject({ code: "SYNTAX", ref: "$user/three", line: 1, column: 1 });
+    expect(where(await parseError("$workspace/root"))).toMatchObject({
+      code: "SYNTAX",
+      ref: "$user/three",
+      line: 1,
+      column: 1,
+    });
     p.write("$user/three", "{{> missing}}");
     const missing = await parseError("$workspace/root");
     expect(where(missing)).toMatchObject({ code: "INCLUDE_FAILED", ref: "$user/three", line: 1, column: 1 });
@@ -382,16 +432,30 @@ describe("SystemPromptTemplate: bad input", () => {
   });
 
   it("lists_every_problem_of_a_file_and_every_include_that_fails_to_load", async () => {
-    p.write("$workspace/main", "{{cwdd}}\n{{> gone}}\n{{> part}}\n{{tols}}\n{{> \"$user/gone\"}}");
+    p.write("$workspace/main", '{{cwdd}}\n{{> gone}}\n{{> part}}\n{{tols}}\n{{> "$user/gone"}}');
     p.write("$workspace/part", "fine");
     const checked = await parseError("$workspace/main");
     expect(checked.problems.map(where)).toEqual([
-      { phase: "parse", code: "UNKNOWN_VARIABLE", ref: "$workspace/main", file: p.fileOf("$workspace/main"), line: 1, column: 3 },
-      { phase: "parse", code: "UNKNOWN_VARIABLE", ref: "$workspace/main", file: p.fileOf("$workspace/main"), line: 4, column: 3 },
+      {
+        phase: "parse",
+        code: "UNKNOWN_VARIABLE",
+        ref: "$workspace/main",
+        file: p.fileOf("$workspace/main"),
+        line: 1,
+        column: 3,
+      },
+      {
+        phase: "parse",
+        code: "UNKNOWN_VARIABLE",
+        ref: "$workspace/main",
+        file: p.fileOf("$workspace/main"),
+        line: 4,
+        column: 3,
+      },
     ]);
     expect(checked.problems[0]).toBe(checked);
 
-    p.write("$workspace/main", "{{> gone}}\n{{> part}}\n  {{> \"$user/gone\"}}\n{{> gone}}");
+    p.write("$workspace/main", '{{> gone}}\n{{> part}}\n  {{> "$user/gone"}}\n{{> gone}}');
     p.write("$workspace/part", "{{cwd}} {{oops}}");
     p.write("$workspace/part", "fine");
     const loading = await parseError("$workspace/main");
@@ -401,7 +465,11 @@ describe("SystemPromptTemplate: bad input", () => {
       ["INCLUDE_FAILED", "$workspace/main", 4, 1],
     ]);
     expect(loading.problems[0]).toBe(loading);
-    expect(loading.problems.map((e) => PromptLoaderError.is(e.cause) && e.cause.code)).toEqual(["NOT_FOUND", "NOT_FOUND", "NOT_FOUND"]);
+    expect(loading.problems.map((e) => PromptLoaderError.is(e.cause) && e.cause.code)).toEqual([
+      "NOT_FOUND",
+      "NOT_FOUND",
+      "NOT_FOUND",
+    ]);
 
     // A problem inside an included file ends the walk: what failed to load before it is kept.
     p.write("$workspace/part", "{{cwd}} {{oops}} {{tols}}");
@@ -424,21 +492,45 @@ describe("SystemPromptTemplate: bad input", () => {
     p.write("$workspace/a", "a\n{{> b}}");
     p.write("$workspace/b", "b\n  x {{> a}}");
     const error = await parseError("$workspace/root");
-    expect(where(error)).toEqual({ phase: "parse", code: "CYCLE", ref: "$workspace/b", file: p.fileOf("$workspace/b"), line: 2, column: 5 });
-    expect(error.message).toBe("$workspace/b:2:5: include cycle: $workspace/root -> $workspace/a -> $workspace/b -> $workspace/a; remove one of these includes");
+    expect(where(error)).toEqual({
+      phase: "parse",
+      code: "CYCLE",
+      ref: "$workspace/b",
+      file: p.fileOf("$workspace/b"),
+      line: 2,
+      column: 5,
+    });
+    expect(error.message).toBe(
+      "$workspace/b:2:5: include cycle: $workspace/root -> $workspace/a -> $workspace/b -> $workspace/a; remove one of these includes",
+    );
     p.write("$workspace/self", "{{> self}}");
-    expect(where(await parseError("$workspace/self"))).toMatchObject({ code: "CYCLE", ref: "$workspace/self", line: 1, column: 1 });
+    expect(where(await parseError("$workspace/self"))).toMatchObject({
+      code: "CYCLE",
+      ref: "$workspace/self",
+      line: 1,
+      column: 1,
+    });
   });
 
   it("caps_include_depth", async () => {
     for (let i = 0; i < 20; i++) p.write(`$workspace/f${i}`, `level ${i}\n{{> f${i + 1}}}`);
     p.write("$workspace/f20", "end");
     const error = await parseError("$workspace/f0");
-    expect(where(error)).toEqual({ phase: "parse", code: "TOO_DEEP", ref: "$workspace/f16", file: p.fileOf("$workspace/f16"), line: 2, column: 1 });
+    expect(where(error)).toEqual({
+      phase: "parse",
+      code: "TOO_DEEP",
+      ref: "$workspace/f16",
+      file: p.fileOf("$workspace/f16"),
+      line: 2,
+      column: 1,
+    });
     expect(error.chain?.length).toBe(17);
     const ok = await SystemPromptTemplate.parse("$workspace/f0", p.loader, { maxIncludeDepth: 20 });
     expect(ok.sources.length).toBe(21);
-    expect(where(await parseError("$workspace/f0", { maxIncludeDepth: 2 }))).toMatchObject({ code: "TOO_DEEP", ref: "$workspace/f2" });
+    expect(where(await parseError("$workspace/f0", { maxIncludeDepth: 2 }))).toMatchObject({
+      code: "TOO_DEEP",
+      ref: "$workspace/f2",
+    });
   });
 
   it("caps_include_depth_along_every_path_to_a_shared_file", async () => {
@@ -449,9 +541,20 @@ describe("SystemPromptTemplate: bad input", () => {
     p.write("$workspace/b", "{{> c}}");
     p.write("$workspace/c", "c");
     const error = await parseError("$workspace/root", { maxIncludeDepth: 3 });
-    expect(where(error)).toEqual({ phase: "parse", code: "TOO_DEEP", ref: "$workspace/a", file: p.fileOf("$workspace/a"), line: 1, column: 1 });
+    expect(where(error)).toEqual({
+      phase: "parse",
+      code: "TOO_DEEP",
+      ref: "$workspace/a",
+      file: p.fileOf("$workspace/a"),
+      line: 1,
+      column: 1,
+    });
     expect(error.chain).toEqual(["$workspace/root", "$workspace/x1", "$workspace/x2", "$workspace/a"]);
-    expect((await SystemPromptTemplate.parse("$workspace/root", p.loader, { maxIncludeDepth: 5 })).renderInstruction(sampleContext())).toBe("cx2 c"); // a standalone include line gives up its own newline
+    expect(
+      (await SystemPromptTemplate.parse("$workspace/root", p.loader, { maxIncludeDepth: 5 })).renderInstruction(
+        sampleContext(),
+      ),
+    ).toBe("cx2 c"); // a standalone include line gives up its own newline
   });
 
   it("caps_distinct_includes", async () => {
@@ -464,22 +567,38 @@ describe("SystemPromptTemplate: bad input", () => {
   it("rejects_exponential_fan_out_at_parse_time", async () => {
     const fanOut = (name: (level: number) => string, levels: number, copies: number) => {
       for (let level = 0; level < levels; level++) {
-        p.write(name(level), `L${level}\n${Array.from({ length: copies }, () => `{{> ${name(level + 1).split("/")[1]}}}`).join("\n")}\n`);
+        p.write(
+          name(level),
+          `L${level}\n${Array.from({ length: copies }, () => `{{> ${name(level + 1).split("/")[1]}}}`).join("\n")}\n`,
+        );
       }
       p.write(name(levels), "leaf {{cwd}}");
     };
     fanOut((l) => `$workspace/x${l}`, 8, 10);
     const error = await parseError("$workspace/x0");
     // x4 expands to about 43 000 statements, x3 to ten of those: its third include crosses 100 000.
-    expect(where(error)).toEqual({ phase: "parse", code: "EXPANSION_TOO_LARGE", ref: "$workspace/x3", file: p.fileOf("$workspace/x3"), line: 4, column: 1 });
+    expect(where(error)).toEqual({
+      phase: "parse",
+      code: "EXPANSION_TOO_LARGE",
+      ref: "$workspace/x3",
+      file: p.fileOf("$workspace/x3"),
+      line: 4,
+      column: 1,
+    });
     expect(error.chain).toEqual(["$workspace/x0", "$workspace/x1", "$workspace/x2", "$workspace/x3"]);
     expect(error.message).toContain("over the limit of 100000");
 
     // The same shape, over a limit the caller chose.
     fanOut((l) => `$workspace/y${l}`, 3, 2);
     // y1 alone expands to 23 statements, so the error points into it.
-    expect(where(await parseError("$workspace/y0", { maxExpandedNodes: 20 }))).toMatchObject({ code: "EXPANSION_TOO_LARGE", ref: "$workspace/y1", line: 3 });
-    expect((await SystemPromptTemplate.parse("$workspace/y0", p.loader)).renderInstruction(sampleContext())).toContain("leaf /repo");
+    expect(where(await parseError("$workspace/y0", { maxExpandedNodes: 20 }))).toMatchObject({
+      code: "EXPANSION_TOO_LARGE",
+      ref: "$workspace/y1",
+      line: 3,
+    });
+    expect((await SystemPromptTemplate.parse("$workspace/y0", p.loader)).renderInstruction(sampleContext())).toContain(
+      "leaf /repo",
+    );
   });
 
   it("stops_runtime_fan_out_with_the_step_budget", async () => {
@@ -487,7 +606,9 @@ describe("SystemPromptTemplate: bad input", () => {
       p.write(`$workspace/z${level}`, Array.from({ length: 10 }, () => `{{> z${level + 1}}}`).join(""));
     }
     p.write("$workspace/z8", "leaf");
-    const template = await SystemPromptTemplate.parse("$workspace/z0", p.loader, { maxExpandedNodes: Number.POSITIVE_INFINITY });
+    const template = await SystemPromptTemplate.parse("$workspace/z0", p.loader, {
+      maxExpandedNodes: Number.POSITIVE_INFINITY,
+    });
     const error = renderError(template, sampleContext());
     expect(where(error)).toMatchObject({ phase: "render", code: "RENDER_BUDGET_EXCEEDED", line: 1 });
     expect(error.ref).toMatch(/^\$workspace\/z[0-7]$/);
@@ -513,7 +634,9 @@ describe("SystemPromptTemplate: bad input", () => {
       line: 7,
       column: 3,
     });
-    expect(renderError(template, sampleContext({ tools: ["a", "b", "c"] }), { maxSteps: 10 }).code).toBe("RENDER_BUDGET_EXCEEDED");
+    expect(renderError(template, sampleContext({ tools: ["a", "b", "c"] }), { maxSteps: 10 }).code).toBe(
+      "RENDER_BUDGET_EXCEEDED",
+    );
     expect(template.renderInstruction(sampleContext({ tools: ["a"] }))).toBe("Loops:\n  .\n");
     expect(template.renderInstruction(sampleContext({ tools: ["a", "b"] }))).toBe(`Loops:\n${"  ..\n".repeat(32)}`);
   });
@@ -539,11 +662,17 @@ describe("SystemPromptTemplate: bad input", () => {
     expect(where(small)).toMatchObject({ code: "OUTPUT_TOO_LARGE", ref: "$workspace/part", line: 2, column: 4 });
     p.write("$workspace/static", "0123456789");
     const flat = await SystemPromptTemplate.parse("$workspace/static", p.loader);
-    expect(where(renderError(flat, sampleContext(), { maxOutputBytes: 9 }))).toMatchObject({ code: "OUTPUT_TOO_LARGE", ref: "$workspace/static", line: undefined });
+    expect(where(renderError(flat, sampleContext(), { maxOutputBytes: 9 }))).toMatchObject({
+      code: "OUTPUT_TOO_LARGE",
+      ref: "$workspace/static",
+      line: undefined,
+    });
     expect(flat.renderInstruction(sampleContext(), { maxOutputBytes: 10 })).toBe("0123456789");
-    expect(template.renderInstruction(sampleContext({ tools: ["a"], scope: { readable: [], writable: [], summary: "S" } }), { maxOutputBytes: 12 })).toBe(
-      "Head\nx\n   S\n",
-    );
+    expect(
+      template.renderInstruction(sampleContext({ tools: ["a"], scope: { readable: [], writable: [], summary: "S" } }), {
+        maxOutputBytes: 12,
+      }),
+    ).toBe("Head\nx\n   S\n");
   });
 
   it("counts_an_include_s_indentation_before_building_it", async () => {
@@ -565,6 +694,8 @@ describe("SystemPromptTemplate: bad input", () => {
     const narrow = await SystemPromptTemplate.parse("$workspace/narrow", p.loader);
     const exact = "Head\n  a\n  b\nTail\n";
     expect(narrow.renderInstruction(sampleContext(), { maxOutputBytes: exact.length })).toBe(exact);
-    expect(where(renderError(narrow, sampleContext(), { maxOutputBytes: exact.length - 1 }))).toMatchObject({ code: "OUTPUT_TOO_LARGE" });
+    expect(where(renderError(narrow, sampleContext(), { maxOutputBytes: exact.length - 1 }))).toMatchObject({
+      code: "OUTPUT_TOO_LARGE",
+    });
   });
 });

@@ -89,13 +89,21 @@ export class SystemPromptTemplate {
     this.sources = Object.freeze(
       [...files.values()].map(({ ref, file, loaded }) =>
         // The hash is computed when first read: rendering never needs it.
-        Object.freeze(Object.defineProperties({ ref, file } as TemplateSource, { sha256: { get: () => loaded.sha256, enumerable: true } })),
+        Object.freeze(
+          Object.defineProperties({ ref, file } as TemplateSource, {
+            sha256: { get: () => loaded.sha256, enumerable: true },
+          }),
+        ),
       ),
     );
   }
 
   /** Loads, checks and compiles the instruction and all its includes. Throws SystemPromptError (phase "parse"). */
-  static async parse(instruction: string, loader: TemplateLoader, options: ParseOptions = {}): Promise<SystemPromptTemplate> {
+  static async parse(
+    instruction: string,
+    loader: TemplateLoader,
+    options: ParseOptions = {},
+  ): Promise<SystemPromptTemplate> {
     const maxIncludeDepth = limit(options.maxIncludeDepth, DEFAULT_LIMITS.maxIncludeDepth, "maxIncludeDepth");
     const maxIncludes = limit(options.maxIncludes, DEFAULT_LIMITS.maxIncludes, "maxIncludes");
     const maxExpandedNodes = limit(options.maxExpandedNodes, DEFAULT_LIMITS.maxExpandedNodes, "maxExpandedNodes");
@@ -153,7 +161,11 @@ export class SystemPromptTemplate {
         for (const site of cached.checked.includes) {
           const at = { ref: canonical, file, line: site.line, column: site.column, chain };
           if (chain.includes(site.target)) {
-            throw new SystemPromptError("CYCLE", `include cycle: ${[...chain, site.target].join(" -> ")}; remove one of these includes`, at);
+            throw new SystemPromptError(
+              "CYCLE",
+              `include cycle: ${[...chain, site.target].join(" -> ")}; remove one of these includes`,
+              at,
+            );
           }
           if (chain.length > maxIncludeDepth) {
             throw new SystemPromptError(
@@ -171,7 +183,7 @@ export class SystemPromptTemplate {
             );
           }
           const childChain = [...chain, site.target];
-          let child;
+          let child: Awaited<ReturnType<typeof load>>;
           try {
             child = await load(parseRef(site.target), childChain, { file: entry, site });
           } catch (error) {
@@ -210,7 +222,8 @@ export class SystemPromptTemplate {
       maxSteps: limit(options.maxSteps, DEFAULT_LIMITS.maxSteps, "maxSteps"),
     };
     const root = this.#files.get(this.instruction);
-    if (root === undefined) throw new SystemPromptError("RENDER_FAILED", "the template has no root file", { ref: this.instruction });
+    if (root === undefined)
+      throw new SystemPromptError("RENDER_FAILED", "the template has no root file", { ref: this.instruction });
     // Render never calls back into caller code, so it cannot re-enter itself; the check
     // keeps it correct should that ever change, by giving the inner render its own state.
     let state = this.#state;
@@ -258,7 +271,13 @@ function createRenderState(instruction: string, files: ReadonlyMap<string, Loade
   return { busy: false, budget, runtime, files };
 }
 
-function renderWith(state: RenderState, root: LoadedFile, data: RenderData, limits: BudgetLimits, inBytes: boolean): string {
+function renderWith(
+  state: RenderState,
+  root: LoadedFile,
+  data: RenderData,
+  limits: BudgetLimits,
+  inBytes: boolean,
+): string {
   const { budget, runtime } = state;
   budget.reset(limits, inBytes);
   runtime.root = data;
@@ -314,7 +333,11 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
     return { checked, render: compileRenderer(checked.ast, ref.canonical, checked.includes) };
   } catch (cause) {
     // Only a checker bug can get here: the renderer compiles every construct the checker accepts.
-    throw new SystemPromptError("SYNTAX", `cannot compile the checked template: ${messageOf(cause)}; please report this`, { ...where, cause });
+    throw new SystemPromptError(
+      "SYNTAX",
+      `cannot compile the checked template: ${messageOf(cause)}; please report this`,
+      { ...where, cause },
+    );
   }
 }
 

@@ -1,7 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makePromptDirs, sampleContext, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
 import { DEFAULT_LIMITS, SystemPromptTemplate } from "./system-prompt-template.ts";
-import { clearTemplateCache, DEFAULT_CACHE_LIMITS, setTemplateCacheLimits, templateCacheStats } from "./template-cache.ts";
+import {
+  clearTemplateCache,
+  DEFAULT_CACHE_LIMITS,
+  setTemplateCacheLimits,
+  templateCacheStats,
+} from "./template-cache.ts";
 
 let p: PromptDirs;
 beforeEach(() => {
@@ -25,7 +30,12 @@ function writeTree(count: number, filler = "text"): void {
 
 describe("template cache", () => {
   it("default_bounds_hold_sixteen_times_the_default_include_limit", () => {
-    expect(templateCacheStats()).toMatchObject({ capacity: 4096, maxTextLength: 8 * 1024 * 1024, size: 0, textLength: 0 });
+    expect(templateCacheStats()).toMatchObject({
+      capacity: 4096,
+      maxTextLength: 8 * 1024 * 1024,
+      size: 0,
+      textLength: 0,
+    });
     expect(DEFAULT_CACHE_LIMITS.capacity).toBe(16 * DEFAULT_LIMITS.maxIncludes);
   });
 
@@ -47,7 +57,10 @@ describe("template cache", () => {
       for (let round = 0; round < 2; round++) {
         const a = await SystemPromptTemplate.parse("$workspace/main", p.loader);
         const b = await SystemPromptTemplate.parse("$workspace/main", other.loader);
-        expect([a.renderInstruction(sampleContext()), b.renderInstruction(sampleContext())]).toEqual(["first /repo", "second 2026-11-30"]);
+        expect([a.renderInstruction(sampleContext()), b.renderInstruction(sampleContext())]).toEqual([
+          "first /repo",
+          "second 2026-11-30",
+        ]);
       }
       expect(templateCacheStats()).toMatchObject({ hits: 2, misses: 2, size: 2, textLength: 28 });
     } finally {

@@ -33,7 +33,10 @@ export interface TemplateCacheLimits {
  * the memory when the files are large (a file may be 1 MiB): what is kept per file (AST,
  * compiled renderer) grows with its text.
  */
-export const DEFAULT_CACHE_LIMITS: TemplateCacheLimits = Object.freeze({ capacity: 4096, maxTextLength: 8 * 1024 * 1024 });
+export const DEFAULT_CACHE_LIMITS: TemplateCacheLimits = Object.freeze({
+  capacity: 4096,
+  maxTextLength: 8 * 1024 * 1024,
+});
 
 interface Entry {
   readonly ref: string;

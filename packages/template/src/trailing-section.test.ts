@@ -23,17 +23,22 @@ describe("assembleSystemPrompt", () => {
 
   it("always_contains_the_summary_and_ends_with_agents_md", () => {
     fc.assert(
-      fc.property(fc.string(), fc.string(), fc.option(fc.string(), { nil: undefined }), (instruction, summary, agentsMd) => {
-        const prompt = assembleSystemPrompt({ instruction, scopeSummary: summary, agentsMd });
-        const boundaries = `---\n## Working boundaries\n\n${summary.replace(/\n+$/, "")}\n`;
-        expect(prompt.includes(boundaries)).toBe(true);
-        if (agentsMd !== undefined) {
-          const tail = agentsMd === "" || agentsMd.endsWith("\n") ? agentsMd : `${agentsMd}\n`;
-          expect(prompt.endsWith(`\n---\n## Project instructions (AGENTS.md)\n\n${tail}`)).toBe(true);
-        } else {
-          expect(prompt.endsWith(boundaries)).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.string(),
+        fc.string(),
+        fc.option(fc.string(), { nil: undefined }),
+        (instruction, summary, agentsMd) => {
+          const prompt = assembleSystemPrompt({ instruction, scopeSummary: summary, agentsMd });
+          const boundaries = `---\n## Working boundaries\n\n${summary.replace(/\n+$/, "")}\n`;
+          expect(prompt.includes(boundaries)).toBe(true);
+          if (agentsMd !== undefined) {
+            const tail = agentsMd === "" || agentsMd.endsWith("\n") ? agentsMd : `${agentsMd}\n`;
+            expect(prompt.endsWith(`\n---\n## Project instructions (AGENTS.md)\n\n${tail}`)).toBe(true);
+          } else {
+            expect(prompt.endsWith(boundaries)).toBe(true);
+          }
+        },
+      ),
     );
   });
 });

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   Worker,
   WorkerError,
@@ -66,7 +66,10 @@ type InputSpec =
   | {
       readonly kind: "proto" | "cyclic" | "huge-string" | "huge-array" | "deep-1000" | "special" | "bigint";
     }
-  | { readonly kind: "uncloneable"; readonly which: "function" | "symbol" | "weakmap" | "nested-function" | "deep-100000" };
+  | {
+      readonly kind: "uncloneable";
+      readonly which: "function" | "symbol" | "weakmap" | "nested-function" | "deep-100000";
+    };
 
 /** Builds a fresh input; `cloneable` says whether structuredClone accepts it. */
 function buildInput(spec: InputSpec): { value: unknown; present: boolean; cloneable: boolean } {
@@ -76,7 +79,11 @@ function buildInput(spec: InputSpec): { value: unknown; present: boolean; clonea
     case "absent":
       return { value: undefined, present: false, cloneable: true };
     case "proto":
-      return { value: JSON.parse('{"__proto__":{"polluted":true},"a":{"__proto__":[1]},"constructor":{"prototype":{"x":1}}}'), present: true, cloneable: true };
+      return {
+        value: JSON.parse('{"__proto__":{"polluted":true},"a":{"__proto__":[1]},"constructor":{"prototype":{"x":1}}}'),
+        present: true,
+        cloneable: true,
+      };
     case "cyclic": {
       const o: Record<string, unknown> = { a: [1] };
       o.self = o;
@@ -165,7 +172,10 @@ const fails = (content: string) => () => ({ content, isError: true });
 const returned = (name: string, what: string) => fails(`tool "${name}" returned ${what}, expected a string`);
 
 function tool(name: string, execute: Tool["execute"], expectFor: TestTool["expect"]): TestTool {
-  return { tool: { name, description: `the ${name} tool`, inputSchema: { type: "object" }, execute }, expect: expectFor };
+  return {
+    tool: { name, description: `the ${name} tool`, inputSchema: { type: "object" }, execute },
+    expect: expectFor,
+  };
 }
 
 function mutateDeeply(value: unknown): void {
@@ -179,13 +189,17 @@ function mutateDeeply(value: unknown): void {
 }
 
 const TOOLS: readonly TestTool[] = [
-  tool("echo", (input) => JSON.stringify(input) ?? "undefined", (input) => {
-    try {
-      return { content: JSON.stringify(input) ?? "undefined", isError: false };
-    } catch (error) {
-      return { content: (error as Error).message, isError: true };
-    }
-  }),
+  tool(
+    "echo",
+    (input) => JSON.stringify(input) ?? "undefined",
+    (input) => {
+      try {
+        return { content: JSON.stringify(input) ?? "undefined", isError: false };
+      } catch (error) {
+        return { content: (error as Error).message, isError: true };
+      }
+    },
+  ),
   tool(
     "mutate",
     (input) => {
@@ -194,10 +208,14 @@ const TOOLS: readonly TestTool[] = [
     },
     ok("mutated"),
   ),
-  tool("typeof", async (input) => {
-    await new Promise((resolve) => setImmediate(resolve));
-    return typeof input;
-  }, (input) => ({ content: typeof input, isError: false })),
+  tool(
+    "typeof",
+    async (input) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return typeof input;
+    },
+    (input) => ({ content: typeof input, isError: false }),
+  ),
   tool("__proto__", () => "proto tool", ok("proto tool")),
   tool("constructor", () => "constructor tool", ok("constructor tool")),
   tool("ツール 🛠", () => "unicode tool", ok("unicode tool")),
@@ -215,7 +233,11 @@ const TOOLS: readonly TestTool[] = [
   tool("ret_undefined", () => undefined as unknown as string, returned("ret_undefined", "undefined")),
   tool("ret_null", () => null as unknown as string, returned("ret_null", "null")),
   tool("ret_object", () => ({ toString: () => "x" }) as unknown as string, returned("ret_object", "object")),
-  tool("ret_promise_number", () => Promise.resolve(7) as unknown as Promise<string>, returned("ret_promise_number", "number")),
+  tool(
+    "ret_promise_number",
+    () => Promise.resolve(7) as unknown as Promise<string>,
+    returned("ret_promise_number", "number"),
+  ),
   tool("ret_bigint", () => 1n as unknown as string, returned("ret_bigint", "bigint")),
   tool("ret_empty", () => "", ok("")),
 ];
@@ -231,27 +253,38 @@ const textArb = fc.oneof(
   fc.constantFrom("", "\u0000", "\r\n", "{{x}}}}", "__proto__", "\uD800", "x".repeat(5000)),
 );
 const idArb = fc.constantFrom("c1", "c2", "c3", "", "__proto__", "c1", "ид", "\u0000");
-const nameArb = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...TOOL_NAMES_SORTED) }, { weight: 1, arbitrary: fc.constantFrom(...UNKNOWN_NAMES) });
+const nameArb = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...TOOL_NAMES_SORTED) },
+  { weight: 1, arbitrary: fc.constantFrom(...UNKNOWN_NAMES) },
+);
 const inputArb: fc.Arbitrary<InputSpec> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ kind: fc.constant("json" as const), value: fc.jsonValue({ maxDepth: 3 }) }) },
   { weight: 2, arbitrary: fc.constant({ kind: "absent" as const }) },
   {
     weight: 6,
     arbitrary: fc.constantFrom(
-      ...(["proto", "cyclic", "huge-string", "huge-array", "deep-1000", "special", "bigint"] as const).map((kind) => ({ kind })),
+      ...(["proto", "cyclic", "huge-string", "huge-array", "deep-1000", "special", "bigint"] as const).map((kind) => ({
+        kind,
+      })),
     ),
   },
   {
     weight: 2,
     arbitrary: fc.constantFrom(
-      ...(["function", "symbol", "weakmap", "nested-function", "deep-100000"] as const).map((which) => ({ kind: "uncloneable" as const, which })),
+      ...(["function", "symbol", "weakmap", "nested-function", "deep-100000"] as const).map((which) => ({
+        kind: "uncloneable" as const,
+        which,
+      })),
     ),
   },
 );
 const callArb: fc.Arbitrary<CallSpec> = fc.record({
   shape: fc.oneof(
     { weight: 12, arbitrary: fc.constantFrom<CallShape>("ok", "extra-fields") },
-    { weight: 1, arbitrary: fc.constantFrom<CallShape>("null", "array", "string", "no-id", "id-number", "no-name", "name-null") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<CallShape>("null", "array", "string", "no-id", "id-number", "no-name", "name-null"),
+    },
   ),
   id: idArb,
   name: nameArb,
@@ -261,7 +294,11 @@ const responseArb: fc.Arbitrary<ResponseSpec> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant("final" as const), content: textArb }) },
   {
     weight: 14,
-    arbitrary: fc.record({ kind: fc.constant("tools" as const), content: textArb, calls: fc.array(callArb, { maxLength: 4 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant("tools" as const),
+      content: textArb,
+      calls: fc.array(callArb, { maxLength: 4 }),
+    }),
   },
   {
     weight: 2,
@@ -300,7 +337,13 @@ const responseArb: fc.Arbitrary<ResponseSpec> = fc.oneof(
 type HistorySpec =
   | { readonly kind: "user"; readonly content: string; readonly extra: boolean }
   | { readonly kind: "assistant"; readonly content: string; readonly calls: readonly CallSpec[] | undefined }
-  | { readonly kind: "tool"; readonly id: string; readonly name: string; readonly content: string; readonly isError: boolean | undefined }
+  | {
+      readonly kind: "tool";
+      readonly id: string;
+      readonly name: string;
+      readonly content: string;
+      readonly isError: boolean | undefined;
+    }
   | {
       readonly kind: "bad";
       readonly which:
@@ -362,9 +405,15 @@ const historyArb: fc.Arbitrary<HistorySpec> = fc.oneof(
 
 interface Scenario {
   readonly maxIterations: number;
-  readonly prompt: { readonly kind: "string"; readonly value: string } | { readonly kind: "unset" } | { readonly kind: "non-string" };
+  readonly prompt:
+    | { readonly kind: "string"; readonly value: string }
+    | { readonly kind: "unset" }
+    | { readonly kind: "non-string" };
   readonly history: readonly HistorySpec[] | undefined;
-  readonly action: { readonly kind: "run"; readonly input: string } | { readonly kind: "resume" } | { readonly kind: "run-non-string" };
+  readonly action:
+    | { readonly kind: "run"; readonly input: string }
+    | { readonly kind: "resume" }
+    | { readonly kind: "run-non-string" };
   readonly responses: readonly ResponseSpec[];
   readonly listener: boolean;
 }
@@ -424,22 +473,36 @@ function buildHistoryMessage(spec: HistorySpec): { raw: unknown; expected: Messa
   switch (spec.kind) {
     case "user":
       return {
-        raw: spec.extra ? { role: "user", content: spec.content, toolCalls: "ignored", isError: 1 } : { role: "user", content: spec.content },
+        raw: spec.extra
+          ? { role: "user", content: spec.content, toolCalls: "ignored", isError: 1 }
+          : { role: "user", content: spec.content },
         expected: { role: "user", content: spec.content },
       };
     case "assistant": {
-      if (spec.calls === undefined) return { raw: { role: "assistant", content: spec.content }, expected: { role: "assistant", content: spec.content } };
+      if (spec.calls === undefined)
+        return {
+          raw: { role: "assistant", content: spec.content },
+          expected: { role: "assistant", content: spec.content },
+        };
       const built = spec.calls.map(buildCall);
       const raw = { role: "assistant", content: spec.content, toolCalls: built.map((b) => b.raw) };
       if (built.some((b) => b.stored === undefined)) return { raw, expected: "invalid tool call" };
       const stored = built.map((b) => b.stored as Stored);
       return {
         raw,
-        expected: stored.length === 0 ? { role: "assistant", content: spec.content } : { role: "assistant", content: spec.content, toolCalls: stored },
+        expected:
+          stored.length === 0
+            ? { role: "assistant", content: spec.content }
+            : { role: "assistant", content: spec.content, toolCalls: stored },
       };
     }
     case "tool": {
-      const raw: Record<string, unknown> = { role: "tool", toolCallId: spec.id, name: spec.name, content: spec.content };
+      const raw: Record<string, unknown> = {
+        role: "tool",
+        toolCallId: spec.id,
+        name: spec.name,
+        content: spec.content,
+      };
       if (spec.isError !== undefined) raw.isError = spec.isError;
       const expected = { role: "tool" as const, toolCallId: spec.id, name: spec.name, content: spec.content };
       return { raw, expected: spec.isError === true ? { ...expected, isError: true } : expected };
@@ -478,7 +541,9 @@ interface BuiltResponse {
 }
 
 function assistant(content: string, calls?: readonly Stored[]): Message & { role: "assistant" } {
-  return calls === undefined || calls.length === 0 ? { role: "assistant", content } : { role: "assistant", content, toolCalls: calls };
+  return calls === undefined || calls.length === 0
+    ? { role: "assistant", content }
+    : { role: "assistant", content, toolCalls: calls };
 }
 
 function buildResponse(spec: ResponseSpec, previous: readonly BuiltResponse[]): BuiltResponse {
@@ -489,14 +554,26 @@ function buildResponse(spec: ResponseSpec, previous: readonly BuiltResponse[]): 
   };
   switch (spec.kind) {
     case "final":
-      return { produce: give({ content: spec.content }), evaluated: { valid: true, message: assistant(spec.content) }, handedOut };
+      return {
+        produce: give({ content: spec.content }),
+        evaluated: { valid: true, message: assistant(spec.content) },
+        handedOut,
+      };
     case "tools": {
       const built = spec.calls.map(buildCall);
       const value = { content: spec.content, toolCalls: built.map((b) => b.raw) };
       const valid = built.every((b) => b.stored !== undefined);
       return {
         produce: give(value),
-        evaluated: valid ? { valid: true, message: assistant(spec.content, built.map((b) => b.stored as Stored)) } : { valid: false },
+        evaluated: valid
+          ? {
+              valid: true,
+              message: assistant(
+                spec.content,
+                built.map((b) => b.stored as Stored),
+              ),
+            }
+          : { valid: false },
         handedOut,
       };
     }
@@ -595,7 +672,11 @@ function toolMessage(call: Stored): Message {
   const base = { role: "tool" as const, toolCallId: call.id, name: call.name };
   const known = TOOL_BY_NAME.get(call.name);
   if (known === undefined) {
-    return { ...base, content: `unknown tool "${call.name}"; available tools: ${TOOL_NAMES_SORTED.join(", ")}`, isError: true };
+    return {
+      ...base,
+      content: `unknown tool "${call.name}"; available tools: ${TOOL_NAMES_SORTED.join(", ")}`,
+      isError: true,
+    };
   }
   const { content, isError } = known.expect(call.input);
   return isError ? { ...base, content, isError: true } : { ...base, content };
@@ -612,7 +693,12 @@ interface ModelOutcome {
   readonly final?: string;
 }
 
-function simulate(initial: readonly Message[], input: string | undefined, maxIterations: number, responses: readonly BuiltResponse[]): ModelOutcome {
+function simulate(
+  initial: readonly Message[],
+  input: string | undefined,
+  maxIterations: number,
+  responses: readonly BuiltResponse[],
+): ModelOutcome {
   const history = [...initial];
   const appended: Message[] = [];
   const requests: Message[][] = [];
@@ -639,10 +725,17 @@ function simulate(initial: readonly Message[], input: string | undefined, maxIte
     requests.push([...history]);
     const evaluated = responses[calls]?.evaluated ?? { valid: true, message: assistant("done") };
     if (!evaluated.valid) {
-      return { code: "CLIENT_FAILED", history, appended, requests, ...(evaluated.cause === undefined ? {} : { cause: evaluated.cause }) };
+      return {
+        code: "CLIENT_FAILED",
+        history,
+        appended,
+        requests,
+        ...(evaluated.cause === undefined ? {} : { cause: evaluated.cause }),
+      };
     }
     push(evaluated.message);
-    if (evaluated.message.toolCalls === undefined) return { history, appended, requests, final: evaluated.message.content };
+    if (evaluated.message.toolCalls === undefined)
+      return { history, appended, requests, final: evaluated.message.content };
     for (const call of evaluated.message.toolCalls) push(toolMessage(call as Stored));
   }
 }
@@ -673,7 +766,9 @@ function check(ok: boolean, what: () => string): void {
 
 function describeValue(value: unknown): string {
   try {
-    return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `${v}n` : v))?.slice(0, 400) ?? String(value);
+    return (
+      JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `${v}n` : v))?.slice(0, 400) ?? String(value)
+    );
   } catch {
     return "(cyclic)";
   }
@@ -690,7 +785,10 @@ function isDeepFrozen(value: unknown, seen = new Set<unknown>()): boolean {
 function checkWorkerError(error: unknown, expected: WorkerErrorCode): WorkerError {
   if (!WorkerError.is(error)) throw error;
   check(error.code === expected, () => `expected ${expected}, got ${error.code}: ${error.message}`);
-  check(CODES.has(error.code) && error.name === "WorkerError" && error.message.length > 0, () => `bad error ${error.name} ${error.code}`);
+  check(
+    CODES.has(error.code) && error.name === "WorkerError" && error.message.length > 0,
+    () => `bad error ${error.name} ${error.code}`,
+  );
   counts.errors += 1;
   bump(counts.byCode, error.code);
   return error;
@@ -715,9 +813,15 @@ async function runCase(sc: Scenario): Promise<void> {
   const seen: { systemPrompt: string; messages: Message[]; tools: string[] }[] = [];
   const client: LlmClient = {
     complete(request) {
-      seen.push({ systemPrompt: request.systemPrompt, messages: [...request.messages], tools: request.tools.map((t) => t.name) });
+      seen.push({
+        systemPrompt: request.systemPrompt,
+        messages: [...request.messages],
+        tools: request.tools.map((t) => t.name),
+      });
       const response = responses[seen.length - 1];
-      return (response === undefined ? { content: "done" } : response.produce(request)) as ReturnType<LlmClient["complete"]>;
+      return (response === undefined ? { content: "done" } : response.produce(request)) as ReturnType<
+        LlmClient["complete"]
+      >;
     },
   };
   const worker = new Worker({ client, maxIterations: sc.maxIterations });
@@ -755,10 +859,16 @@ async function runCase(sc: Scenario): Promise<void> {
       initial = built.map((b) => b.expected as Message);
     } else {
       const e = checkWorkerError(thrown, "INVALID_ARGUMENT");
-      check(e.message.includes(`message ${invalid}`), () => `setHistory error does not name message ${invalid}: ${e.message}`);
+      check(
+        e.message.includes(`message ${invalid}`),
+        () => `setHistory error does not name message ${invalid}: ${e.message}`,
+      );
       counts.setHistoryRejected += 1;
     }
-    check(isDeepStrictEqual(worker.getHistory(), initial), () => `history after setHistory: ${describeValue(worker.getHistory())}`);
+    check(
+      isDeepStrictEqual(worker.getHistory(), initial),
+      () => `history after setHistory: ${describeValue(worker.getHistory())}`,
+    );
   }
 
   if (sc.action.kind === "run-non-string") {
@@ -770,7 +880,10 @@ async function runCase(sc: Scenario): Promise<void> {
     }
     checkWorkerError(thrown, "INVALID_ARGUMENT");
     counts.endedInError += 1;
-    check(seen.length === 0 && isDeepStrictEqual(worker.getHistory(), initial), () => "a refused run() changed something");
+    check(
+      seen.length === 0 && isDeepStrictEqual(worker.getHistory(), initial),
+      () => "a refused run() changed something",
+    );
     return;
   }
 
@@ -799,29 +912,46 @@ async function runCase(sc: Scenario): Promise<void> {
   if (prompt === undefined) {
     checkWorkerError(thrown, "NO_SYSTEM_PROMPT");
     counts.endedInError += 1;
-    check(seen.length === 0 && isDeepStrictEqual(worker.getHistory(), initial), () => "NO_SYSTEM_PROMPT changed something");
+    check(
+      seen.length === 0 && isDeepStrictEqual(worker.getHistory(), initial),
+      () => "NO_SYSTEM_PROMPT changed something",
+    );
     return;
   }
 
   const model = simulate(initial, input, sc.maxIterations, responses);
   if (model.code === undefined && thrown !== undefined) {
-    if (WorkerError.is(thrown)) throw new Error(`WorkerError ${thrown.code} (${thrown.message}), the model says a result`);
+    if (WorkerError.is(thrown))
+      throw new Error(`WorkerError ${thrown.code} (${thrown.message}), the model says a result`);
     throw thrown;
   }
   const history = worker.getHistory();
-  check(seen.length === model.requests.length, () => `${seen.length} client calls, model says ${model.requests.length}`);
+  check(
+    seen.length === model.requests.length,
+    () => `${seen.length} client calls, model says ${model.requests.length}`,
+  );
   for (const [i, request] of seen.entries()) {
     check(request.systemPrompt === prompt, () => `request ${i} had another system prompt`);
     check(isDeepStrictEqual(request.tools, TOOL_NAMES_SORTED), () => `request ${i} tools: ${request.tools.join(",")}`);
-    check(isDeepStrictEqual(request.messages, model.requests[i]), () => `request ${i} messages:\n${describeValue(request.messages)}\n${describeValue(model.requests[i])}`);
+    check(
+      isDeepStrictEqual(request.messages, model.requests[i]),
+      () => `request ${i} messages:\n${describeValue(request.messages)}\n${describeValue(model.requests[i])}`,
+    );
   }
   check(
-    isDeepStrictEqual(history.map((m) => m.role), model.history.map((m) => m.role)),
+    isDeepStrictEqual(
+      history.map((m) => m.role),
+      model.history.map((m) => m.role),
+    ),
     () => `roles ${history.map((m) => m.role).join(",")} vs model ${model.history.map((m) => m.role).join(",")}`,
   );
-  check(isDeepStrictEqual(history, model.history), () => `history:\n${describeValue(history)}\nmodel:\n${describeValue(model.history)}`);
+  check(
+    isDeepStrictEqual(history, model.history),
+    () => `history:\n${describeValue(history)}\nmodel:\n${describeValue(model.history)}`,
+  );
   check(isDeepFrozen(history), () => "a history message is not deep-frozen");
-  if (sc.listener) check(isDeepStrictEqual(heard, model.appended), () => "the listener heard other messages than were appended");
+  if (sc.listener)
+    check(isDeepStrictEqual(heard, model.appended), () => "the listener heard other messages than were appended");
   for (const m of model.appended) {
     if (m.role !== "tool") continue;
     counts.toolMessages += 1;
@@ -832,11 +962,13 @@ async function runCase(sc: Scenario): Promise<void> {
     check(result === undefined, () => `resolved, the model says ${model.code}`);
     const e = checkWorkerError(thrown, model.code);
     counts.endedInError += 1;
-    if (model.cause !== undefined) check(Object.is(e.cause, model.cause.value), () => "CLIENT_FAILED does not carry the thrown value as cause");
+    if (model.cause !== undefined)
+      check(Object.is(e.cause, model.cause.value), () => "CLIENT_FAILED does not carry the thrown value as cause");
     return;
   }
   if (result === undefined) {
-    if (WorkerError.is(thrown)) throw new Error(`WorkerError ${thrown.code} (${thrown.message}), the model says a result`);
+    if (WorkerError.is(thrown))
+      throw new Error(`WorkerError ${thrown.code} (${thrown.message}), the model says a result`);
     throw thrown;
   }
   counts.results += 1;

@@ -81,7 +81,9 @@ export function normalizeMessage(value: unknown): Message | string {
     case "assistant": {
       const toolCalls = normalizeToolCalls(value.toolCalls);
       if (typeof toolCalls === "string") return toolCalls;
-      return Object.freeze(toolCalls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls });
+      return Object.freeze(
+        toolCalls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls },
+      );
     }
     case "tool": {
       if (typeof value.toolCallId !== "string") return `toolCallId must be a string, got ${describe(value.toolCallId)}`;

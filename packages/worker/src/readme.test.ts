@@ -22,7 +22,8 @@ test("readme_example_runs_and_prints_what_its_comments_say", async () => {
   const file = join(dir, "example.ts");
   await writeFile(file, source);
   const lines: string[] = [];
-  (globalThis as unknown as { readmeLog: (...a: unknown[]) => void }).readmeLog = (...args) => lines.push(args.join(" "));
+  (globalThis as unknown as { readmeLog: (...a: unknown[]) => void }).readmeLog = (...args) =>
+    lines.push(args.join(" "));
   await import(/* @vite-ignore */ pathToFileURL(file).href);
   expect(lines).toEqual([
     "log: user",

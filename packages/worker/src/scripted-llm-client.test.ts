@@ -11,9 +11,15 @@ const request = (content: string): LlmRequest => ({
 
 describe("ScriptedLlmClient", () => {
   test("answers_in_order_and_records_every_request", async () => {
-    const client = new ScriptedLlmClient([{ content: "one" }, { content: "two", toolCalls: [{ id: "1", name: "t", input: {} }] }]);
+    const client = new ScriptedLlmClient([
+      { content: "one" },
+      { content: "two", toolCalls: [{ id: "1", name: "t", input: {} }] },
+    ]);
     expect(await client.complete(request("a"))).toEqual({ content: "one" });
-    expect(await client.complete(request("b"))).toEqual({ content: "two", toolCalls: [{ id: "1", name: "t", input: {} }] });
+    expect(await client.complete(request("b"))).toEqual({
+      content: "two",
+      toolCalls: [{ id: "1", name: "t", input: {} }],
+    });
     expect(client.requests).toEqual([request("a"), request("b")]);
   });
 
@@ -41,7 +47,9 @@ describe("ScriptedLlmClient", () => {
     await expect(new ScriptedLlmClient([]).complete(request("a"))).rejects.toThrow(
       "ScriptedLlmClient received request 1 but only 0 responses were scripted",
     );
-    await expect(new ScriptedLlmClient([{ content: "x" }]).complete(request("a")).then(() => undefined)).resolves.toBeUndefined();
+    await expect(
+      new ScriptedLlmClient([{ content: "x" }]).complete(request("a")).then(() => undefined),
+    ).resolves.toBeUndefined();
     expect(client.requests).toHaveLength(3);
   });
 

@@ -143,9 +143,10 @@ describe("ToolServer", () => {
   test("invalid_registrations_are_invalid_argument", () => {
     const server = new ToolServer();
     expect(thrown(() => server.register({ ...echoTool("x"), name: "" })).code).toBe("INVALID_ARGUMENT");
-    expect(thrown(() => server.register({ ...echoTool("x"), inputSchema: [] as unknown as Record<string, unknown> })).message).toBe(
-      'cannot register tool: tool "x" needs an object inputSchema',
-    );
+    expect(
+      thrown(() => server.register({ ...echoTool("x"), inputSchema: [] as unknown as Record<string, unknown> }))
+        .message,
+    ).toBe('cannot register tool: tool "x" needs an object inputSchema');
     expect(thrown(() => server.registerFactory("x" as unknown as () => Tool)).code).toBe("INVALID_ARGUMENT");
     expect(server.names()).toEqual([]);
   });

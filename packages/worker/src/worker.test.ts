@@ -52,7 +52,11 @@ describe("Worker.run", () => {
       { systemPrompt: PROMPT, messages: [user], tools: [echoDefinition] },
       { systemPrompt: PROMPT, messages: [user, assistant, tool1, tool2], tools: [echoDefinition] },
     ]);
-    expect(result).toEqual({ messages: [user, assistant, tool1, tool2, final], final: "Both files say hello.", iterations: 2 });
+    expect(result).toEqual({
+      messages: [user, assistant, tool1, tool2, final],
+      final: "Both files say hello.",
+      iterations: 2,
+    });
     expect(w.getHistory()).toEqual([user, assistant, tool1, tool2, final]);
   });
 
@@ -96,7 +100,13 @@ describe("Worker.run", () => {
 
   test("throwing_tool_becomes_an_error_message_and_the_loop_continues", async () => {
     const { client, worker: w } = worker([
-      { content: "", toolCalls: [{ id: "c1", name: "boom", input: {} }, { id: "c2", name: "echo", input: 1 }] },
+      {
+        content: "",
+        toolCalls: [
+          { id: "c1", name: "boom", input: {} },
+          { id: "c2", name: "echo", input: 1 },
+        ],
+      },
       { content: "recovered" },
     ]);
     w.tools.register(failingTool("boom", "permission denied: /etc/shadow"));
@@ -112,7 +122,9 @@ describe("Worker.run", () => {
 
   test("max_iterations_stops_the_loop_and_resume_continues", async () => {
     const call = (id: string) => ({ content: "", toolCalls: [{ id, name: "echo", input: id }] });
-    const { client, worker: w } = worker([call("c1"), call("c2"), call("c3"), { content: "done" }], { maxIterations: 2 });
+    const { client, worker: w } = worker([call("c1"), call("c2"), call("c3"), { content: "done" }], {
+      maxIterations: 2,
+    });
     w.tools.register(echoTool("echo"));
     const error = await caught(w.run("loop"));
     expect(error.code).toBe("MAX_ITERATIONS");
@@ -196,7 +208,10 @@ describe("Worker.run", () => {
       [{ content: 3 }, "content must be a string, got number"],
       [{ content: "", toolCalls: {} }, "toolCalls must be an array, got an object"],
       [{ content: "", toolCalls: [{ id: 1, name: "x", input: {} }] }, "toolCalls[0].id must be a string, got a number"],
-      [{ content: "", toolCalls: [{ id: "1", name: "x", input: () => 1 }] }, "toolCalls[0].input must be plain data (it could not be cloned)"],
+      [
+        { content: "", toolCalls: [{ id: "1", name: "x", input: () => 1 }] },
+        "toolCalls[0].input must be plain data (it could not be cloned)",
+      ],
     ] as const;
     for (const [response, problem] of bad) {
       const w = new Worker({ client: { complete: async () => response as unknown as LlmResponse } });
@@ -233,8 +248,10 @@ describe("system prompt", () => {
         fc.string({ unit: "binary", maxLength: 200 }),
         fc.integer({ min: 1, max: 6 }),
         async (prompt, turns) => {
-          const client = new ScriptedLlmClient((request, index) =>
-            index % 2 === 0 ? { content: "", toolCalls: [{ id: `c${index}`, name: "echo", input: index }] } : { content: `a${index}` },
+          const client = new ScriptedLlmClient((_request, index) =>
+            index % 2 === 0
+              ? { content: "", toolCalls: [{ id: `c${index}`, name: "echo", input: index }] }
+              : { content: `a${index}` },
           );
           const w = new Worker({ client });
           w.tools.register(echoTool("echo"));
@@ -363,10 +380,14 @@ describe("history and resume", () => {
 
   test("set_history_copies_its_input", () => {
     const { worker: w } = worker([]);
-    const input = [{ role: "assistant" as const, content: "x", toolCalls: [{ id: "1", name: "t", input: { a: [1] } }] }];
+    const input = [
+      { role: "assistant" as const, content: "x", toolCalls: [{ id: "1", name: "t", input: { a: [1] } }] },
+    ];
     w.setHistory(input);
     input[0]!.toolCalls[0]!.input.a.push(2);
-    expect(w.getHistory()).toEqual([{ role: "assistant", content: "x", toolCalls: [{ id: "1", name: "t", input: { a: [1] } }] }]);
+    expect(w.getHistory()).toEqual([
+      { role: "assistant", content: "x", toolCalls: [{ id: "1", name: "t", input: { a: [1] } }] },
+    ]);
     expect(Object.isFrozen(input[0])).toBe(false);
   });
 
@@ -501,7 +522,13 @@ describe("onMessage", () => {
       // Every earlier message was logged before the client is called again.
       log.push(`client ${index} after ${request.messages.length} messages`);
       return index === 0
-        ? { content: "", toolCalls: [{ id: "c1", name: "echo", input: 1 }, { id: "c2", name: "missing", input: 2 }] }
+        ? {
+            content: "",
+            toolCalls: [
+              { id: "c1", name: "echo", input: 1 },
+              { id: "c2", name: "missing", input: 2 },
+            ],
+          }
         : { content: "end" };
     });
     const w = new Worker({
@@ -531,7 +558,10 @@ describe("onMessage", () => {
   test("on_message_failure_stops_the_turn_and_the_message_is_not_appended", async () => {
     const diskFull = new Error("ENOSPC");
     let seen = 0;
-    const client = new ScriptedLlmClient([{ content: "", toolCalls: [{ id: "c1", name: "echo", input: 1 }] }, { content: "end" }]);
+    const client = new ScriptedLlmClient([
+      { content: "", toolCalls: [{ id: "c1", name: "echo", input: 1 }] },
+      { content: "end" },
+    ]);
     const w = new Worker({
       client,
       onMessage: () => {
@@ -615,28 +645,76 @@ describe("hostile values from clients, tools and callers", () => {
   test("a_response_whose_fields_throw_when_read_is_client_failed", async () => {
     const boom = new Error("getter");
     const responses: unknown[] = [
-      { get content(): string { throw boom; } },
-      { content: "", toolCalls: [{ id: "1", get name(): string { throw boom; }, input: {} }] },
-      { content: "", toolCalls: new Proxy([], { get() { throw boom; } }) },
+      {
+        get content(): string {
+          throw boom;
+        },
+      },
+      {
+        content: "",
+        toolCalls: [
+          {
+            id: "1",
+            get name(): string {
+              throw boom;
+            },
+            input: {},
+          },
+        ],
+      },
+      {
+        content: "",
+        toolCalls: new Proxy([], {
+          get() {
+            throw boom;
+          },
+        }),
+      },
     ];
     for (const response of responses) {
       const w = new Worker({ client: { complete: async () => response as LlmResponse } });
       w.setSystemPrompt(PROMPT);
-      const error = await w.run("go").then(() => undefined, (e: unknown) => e);
+      const error = await w.run("go").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(WorkerError.is(error) && error.code).toBe("CLIENT_FAILED");
     }
   });
 
   test("a_thrown_value_with_a_throwing_message_getter_is_still_reported", async () => {
-    const hostile = { get message(): string { throw new Error("m"); } };
-    const w = new Worker({ client: { complete: async () => { throw hostile; } } });
+    const hostile = {
+      get message(): string {
+        throw new Error("m");
+      },
+    };
+    const w = new Worker({
+      client: {
+        complete: async () => {
+          throw hostile;
+        },
+      },
+    });
     w.setSystemPrompt(PROMPT);
-    const error = await w.run("go").then(() => undefined, (e: unknown) => e);
+    const error = await w.run("go").then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(WorkerError.is(error) && error.code).toBe("CLIENT_FAILED");
     expect((error as WorkerError).message).toContain("unprintable error");
 
-    const tools = new Worker({ client: new ScriptedLlmClient([{ content: "", toolCalls: [{ id: "c", name: "t", input: {} }] }, { content: "ok" }]) });
-    tools.tools.register({ ...echoTool("t"), execute: () => { throw hostile; } });
+    const tools = new Worker({
+      client: new ScriptedLlmClient([
+        { content: "", toolCalls: [{ id: "c", name: "t", input: {} }] },
+        { content: "ok" },
+      ]),
+    });
+    tools.tools.register({
+      ...echoTool("t"),
+      execute: () => {
+        throw hostile;
+      },
+    });
     tools.setSystemPrompt(PROMPT);
     const result = await tools.run("go");
     expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
@@ -645,7 +723,10 @@ describe("hostile values from clients, tools and callers", () => {
 
   test("typed_arrays_in_tool_inputs_and_schemas_do_not_crash_the_freeze", async () => {
     const w = new Worker({
-      client: new ScriptedLlmClient([{ content: "", toolCalls: [{ id: "c", name: "t", input: new Uint8Array([1]) }] }, { content: "ok" }]),
+      client: new ScriptedLlmClient([
+        { content: "", toolCalls: [{ id: "c", name: "t", input: new Uint8Array([1]) }] },
+        { content: "ok" },
+      ]),
     });
     w.tools.register({ ...echoTool("t"), inputSchema: { bytes: new Uint8Array([1]) } });
     w.setSystemPrompt(PROMPT);
@@ -655,7 +736,12 @@ describe("hostile values from clients, tools and callers", () => {
 
   test("set_history_with_a_throwing_getter_is_invalid_argument", () => {
     const w = new Worker({ client: new ScriptedLlmClient([]) });
-    const message = { role: "user", get content(): string { throw new Error("h"); } };
+    const message = {
+      role: "user",
+      get content(): string {
+        throw new Error("h");
+      },
+    };
     const error = (() => {
       try {
         w.setHistory([message as unknown as Message]);

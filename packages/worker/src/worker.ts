@@ -100,7 +100,10 @@ export class Worker {
   /** Replaces the history (e.g. on restore or compaction); BUSY while a run is active or queued. */
   setHistory(messages: readonly Message[]): void {
     if (this.#queued > 0) {
-      throw new WorkerError("BUSY", "cannot replace the history while run() or resume() is active or queued; await it first");
+      throw new WorkerError(
+        "BUSY",
+        "cannot replace the history while run() or resume() is active or queued; await it first",
+      );
     }
     if (!Array.isArray(messages)) {
       throw new WorkerError("INVALID_ARGUMENT", "setHistory needs an array of messages");
@@ -111,7 +114,9 @@ export class Worker {
       try {
         message = normalizeMessage(value);
       } catch (cause) {
-        throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i} cannot be read: ${errorText(cause)}`, { cause });
+        throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i} cannot be read: ${errorText(cause)}`, {
+          cause,
+        });
       }
       if (typeof message === "string") {
         throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i}: ${message}`);
@@ -156,7 +161,10 @@ export class Worker {
 
   async #turn(input: string | undefined): Promise<TurnResult> {
     if (this.#systemPrompt === undefined) {
-      throw new WorkerError("NO_SYSTEM_PROMPT", "no system prompt is set; call setSystemPrompt(prompt) before run() or resume()");
+      throw new WorkerError(
+        "NO_SYSTEM_PROMPT",
+        "no system prompt is set; call setSystemPrompt(prompt) before run() or resume()",
+      );
     }
     await this.tools.flushPending();
     const appended: Message[] = [];
@@ -200,20 +208,29 @@ export class Worker {
       throw new WorkerError("CLIENT_FAILED", `the LLM client failed: ${errorText(cause)}; resume() retries`, { cause });
     }
     const invalid = (problem: string): WorkerError =>
-      new WorkerError("CLIENT_FAILED", `the LLM client returned an invalid response: ${problem}; fix the client adapter`);
+      new WorkerError(
+        "CLIENT_FAILED",
+        `the LLM client returned an invalid response: ${problem}; fix the client adapter`,
+      );
     if (typeof response !== "object" || response === null) throw invalid("expected an object");
     try {
       const { content, toolCalls } = response as Record<string, unknown>;
       if (typeof content !== "string") throw invalid(`content must be a string, got ${typeof content}`);
       const calls = normalizeToolCalls(toolCalls);
       if (typeof calls === "string") throw invalid(calls);
-      return Object.freeze(calls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls: calls });
+      return Object.freeze(
+        calls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls: calls },
+      );
     } catch (cause) {
       if (WorkerError.is(cause)) throw cause;
       // Reading the response threw (a hostile getter or proxy): still the client's fault.
-      throw new WorkerError("CLIENT_FAILED", `the LLM client returned an unreadable response: ${errorText(cause)}; fix the client adapter`, {
-        cause,
-      });
+      throw new WorkerError(
+        "CLIENT_FAILED",
+        `the LLM client returned an unreadable response: ${errorText(cause)}; fix the client adapter`,
+        {
+          cause,
+        },
+      );
     }
   }
 
@@ -232,7 +249,10 @@ export class Worker {
     const assistant = this.#history[index];
     if (assistant?.role !== "assistant" || assistant.toolCalls === undefined) return;
     const answered = new Set(this.#history.slice(index + 1).map((m) => (m.role === "tool" ? m.toolCallId : "")));
-    await this.#runToolCalls(assistant.toolCalls.filter((call) => !answered.has(call.id)), appended);
+    await this.#runToolCalls(
+      assistant.toolCalls.filter((call) => !answered.has(call.id)),
+      appended,
+    );
   }
 
   async #append(message: Message, appended: Message[]): Promise<void> {

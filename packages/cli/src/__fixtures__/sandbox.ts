@@ -16,12 +16,20 @@ export interface PodRun {
 }
 
 /** Runs the built `pod` as a real process with exactly `env` (plus PATH). */
-export function runPod(args: readonly string[], options: { cwd: string; env: Record<string, string> }): Promise<PodRun> {
+export function runPod(
+  args: readonly string[],
+  options: { cwd: string; env: Record<string, string> },
+): Promise<PodRun> {
   return new Promise((resolvePromise) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { cwd: options.cwd, env: { PATH: process.env.PATH ?? "", ...options.env }, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+      {
+        cwd: options.cwd,
+        env: { PATH: process.env.PATH ?? "", ...options.env },
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+      },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
         resolvePromise({ code, stdout, stderr });

@@ -38,7 +38,10 @@ describe("pod check", () => {
   });
 
   test("every_manifest_issue_is_reported_not_just_the_first", async () => {
-    await box.write(".insomnia/pod.yaml", "worker:\n  instructions: x\n  max_turns: lots\nscope:\n  allow:\n    - target: .\n      permission: admin\n");
+    await box.write(
+      ".insomnia/pod.yaml",
+      "worker:\n  instructions: x\n  max_turns: lots\nscope:\n  allow:\n    - target: .\n      permission: admin\n",
+    );
     const run = await pod("check");
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
@@ -88,8 +91,12 @@ describe("pod check", () => {
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines.length).toBe(2);
     expect(lines).toEqual([
-      expect.stringMatching(/:1:11: UNKNOWN_VARIABLE: unknown variable "cwdd" \(did you mean "cwd"\?\); the variables are /),
-      expect.stringMatching(/:3:10: UNKNOWN_VARIABLE: unknown variable "tols" \(did you mean "tools"\?\); the variables are /),
+      expect.stringMatching(
+        /:1:11: UNKNOWN_VARIABLE: unknown variable "cwdd" \(did you mean "cwd"\?\); the variables are /,
+      ),
+      expect.stringMatching(
+        /:3:10: UNKNOWN_VARIABLE: unknown variable "tols" \(did you mean "tools"\?\); the variables are /,
+      ),
     ]);
     expect(lines.every((line) => line.startsWith(`${file}:`))).toBe(true);
     expect(run.stderr).not.toMatch(STACK_LINE);
@@ -131,7 +138,10 @@ describe("pod check", () => {
 
   test("manifest_flag_and_cwd_flag_apply", async () => {
     await box.write("custom.yaml", "worker:\n  max_turns: -1\n");
-    const run = await runPod(["check", "--cwd", box.ws, "--manifest", join(box.ws, "custom.yaml")], { cwd: box.home, env: box.env });
+    const run = await runPod(["check", "--cwd", box.ws, "--manifest", join(box.ws, "custom.yaml")], {
+      cwd: box.home,
+      env: box.env,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(new RegExp(`^${join(box.ws, "custom.yaml")}:2:14: INVALID_VALUE: `));
   });
@@ -162,14 +172,21 @@ describe("pod check", () => {
     });
 
     test("missing_workspace_file_points_at_pod_yaml_and_names_the_path", async () => {
-      await box.write(".insomnia/pod.yaml", '# project\nworker:\n  max_turns: 3\n  instruction: "$workspace/missing"\n');
+      await box.write(
+        ".insomnia/pod.yaml",
+        '# project\nworker:\n  max_turns: 3\n  instruction: "$workspace/missing"\n',
+      );
       const run = await pod("check");
       expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(/^\.insomnia\/pod\.yaml:4:16: INCLUDE_FAILED: \[NOT_FOUND\] cannot load instruction: \$workspace\/missing: no file at /);
+      expect(run.stderr).toMatch(
+        /^\.insomnia\/pod\.yaml:4:16: INCLUDE_FAILED: \[NOT_FOUND\] cannot load instruction: \$workspace\/missing: no file at /,
+      );
       expect(run.stderr).toContain(join(box.ws, ".insomnia/prompts/missing.md"));
       expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
       const json = JSON.parse((await pod("check", "--json")).stdout) as CheckJson;
-      expect(json.problems).toMatchObject([{ file: ".insomnia/pod.yaml", line: 4, column: 16, code: "INCLUDE_FAILED", cause: "NOT_FOUND" }]);
+      expect(json.problems).toMatchObject([
+        { file: ".insomnia/pod.yaml", line: 4, column: 16, code: "INCLUDE_FAILED", cause: "NOT_FOUND" },
+      ]);
     });
 
     test("user_layer_instruction_points_at_the_absolute_user_file", async () => {
@@ -183,15 +200,24 @@ describe("pod check", () => {
       await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$foo/x"\n');
       const run = await pod("check", "--overlay", 'worker.instruction = "$user/x.md"');
       expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(/^--overlay:1:22: INCLUDE_FAILED: \[INVALID_REF\] cannot load instruction "\$user\/x\.md": /);
-      const json = JSON.parse((await pod("check", "--json", "--overlay", 'worker.instruction = "$user/x.md"')).stdout) as CheckJson;
+      expect(run.stderr).toMatch(
+        /^--overlay:1:22: INCLUDE_FAILED: \[INVALID_REF\] cannot load instruction "\$user\/x\.md": /,
+      );
+      const json = JSON.parse(
+        (await pod("check", "--json", "--overlay", 'worker.instruction = "$user/x.md"')).stdout,
+      ) as CheckJson;
       expect(json.ok).toBe(false);
-      expect(json.problems).toMatchObject([{ file: "--overlay", line: 1, column: 22, code: "INCLUDE_FAILED", cause: "INVALID_REF" }]);
+      expect(json.problems).toMatchObject([
+        { file: "--overlay", line: 1, column: 22, code: "INCLUDE_FAILED", cause: "INVALID_REF" },
+      ]);
     });
 
     test("with_an_invalid_scope_too_both_problems_show_each_at_its_manifest_value", async () => {
       await symlink("loop", join(box.ws, "loop"));
-      await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/missing"\nscope:\n  allow:\n    - {target: loop/x, permission: read}\n');
+      await box.write(
+        ".insomnia/pod.yaml",
+        'worker:\n  instruction: "$workspace/missing"\nscope:\n  allow:\n    - {target: loop/x, permission: read}\n',
+      );
       const json = JSON.parse((await pod("check", "--json")).stdout) as CheckJson;
       expect(json.problems.map((p) => [p.code, p.file, p.line, p.column, p.cause])).toEqual([
         ["INVALID_RULE", ".insomnia/pod.yaml", 5, 16, null],
@@ -203,9 +229,15 @@ describe("pod check", () => {
       await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
       const main = await box.write(".insomnia/prompts/main.md", 'hi {{> "gone"}}\n');
       const run = await pod("check");
-      expect(run.stderr.startsWith(`${main}:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include: $workspace/gone: no file at `)).toBe(true);
+      expect(
+        run.stderr.startsWith(
+          `${main}:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include: $workspace/gone: no file at `,
+        ),
+      ).toBe(true);
       const json = JSON.parse((await pod("check", "--json")).stdout) as CheckJson;
-      expect(json.problems).toMatchObject([{ file: main, line: 1, column: 4, code: "INCLUDE_FAILED", cause: "NOT_FOUND" }]);
+      expect(json.problems).toMatchObject([
+        { file: main, line: 1, column: 4, code: "INCLUDE_FAILED", cause: "NOT_FOUND" },
+      ]);
     });
   });
 });

@@ -31,7 +31,8 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   if (loaded !== undefined) {
     const { manifest, origins } = loaded;
     const sources = await checkInstruction(manifest, origins, io, problems);
-    if (sources !== undefined) summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
+    if (sources !== undefined)
+      summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
   }
 
   const ok = !problems.some((p) => p.severity === "error");
@@ -71,7 +72,8 @@ async function checkManifest(
     if (!ManifestError.is(error)) throw error;
     const found = await collectLayerIssues(loadOptions.env ?? {}, cwd, loadOptions.manifestFile, options.overlays);
     const first = problemFromUserError(error);
-    const same = (p: Problem) => p.file === first.file && p.line === first.line && p.column === first.column && p.code === first.code;
+    const same = (p: Problem) =>
+      p.file === first.file && p.line === first.line && p.column === first.column && p.code === first.code;
     problems.push(...(found.some(same) ? found : [first, ...found]));
     return undefined;
   }
@@ -111,13 +113,23 @@ async function collectLayerIssues(
 }
 
 /** Parses the instruction the way a pod does (scope first, then the template); returns the number of source files. */
-async function checkInstruction(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]): Promise<number | undefined> {
+async function checkInstruction(
+  manifest: PodManifest,
+  origins: ManifestOrigins,
+  io: CliIo,
+  problems: Problem[],
+): Promise<number | undefined> {
   const env = { ...io.env };
   try {
     const prepared = await prepareSystemPrompt(manifest, { env });
     const agents = await readAgentsMd(prepared.cwd, prepared.scope);
     for (const warning of agents.warnings) {
-      problems.push({ ...(warning.file === undefined ? {} : { file: warning.file }), code: warning.code, message: warning.message, severity: "warning" });
+      problems.push({
+        ...(warning.file === undefined ? {} : { file: warning.file }),
+        code: warning.code,
+        message: warning.message,
+        severity: "warning",
+      });
     }
     return prepared.template.sources.length;
   } catch (error) {
@@ -127,7 +139,10 @@ async function checkInstruction(manifest: PodManifest, origins: ManifestOrigins,
     // The scope is built before the template is parsed; parse it anyway so both problems show.
     if (PodError.is(error) && error.code === "INVALID_SCOPE") {
       try {
-        await SystemPromptTemplate.parse(manifest.worker.instruction, PromptLoader.forPod({ cwd: manifest.pod.pwd, env }));
+        await SystemPromptTemplate.parse(
+          manifest.worker.instruction,
+          PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
+        );
       } catch (parseError) {
         const parsed = classifyError(parseError);
         if (parsed.kind === "internal") throw parseError;

@@ -27,16 +27,43 @@ describe("pod init", () => {
   test("manifest_shows_every_key_and_validates", async () => {
     await pod("init");
     const text = await readFile(join(box.ws, ".insomnia/pod.yaml"), "utf8");
-    for (const key of ["pod", "name", "pwd", "worker", "instruction", "max_tokens", "max_turns", "temperature", "scope", "allow", "deny",
-      "target", "permission", "recursive", "provider", "kind", "model", "base_url", "api_key_file"]) {
+    for (const key of [
+      "pod",
+      "name",
+      "pwd",
+      "worker",
+      "instruction",
+      "max_tokens",
+      "max_turns",
+      "temperature",
+      "scope",
+      "allow",
+      "deny",
+      "target",
+      "permission",
+      "recursive",
+      "provider",
+      "kind",
+      "model",
+      "base_url",
+      "api_key_file",
+    ]) {
       expect(text, key).toMatch(new RegExp(`^[# ]*(- )?${key}:`, "m"));
     }
-    expect(text).toMatch(/^  instruction: "\$workspace\/instruction"$/m);
-    expect(validateManifestLayer(text, ".insomnia/pod.yaml")).toEqual({ ok: true, value: { worker: { instruction: "$workspace/instruction" } } });
+    expect(text).toMatch(/^ {2}instruction: "\$workspace\/instruction"$/m);
+    expect(validateManifestLayer(text, ".insomnia/pod.yaml")).toEqual({
+      ok: true,
+      value: { worker: { instruction: "$workspace/instruction" } },
+    });
     // Uncommenting the worker defaults must still validate: they are real defaults, not placeholders.
-    const uncommented = text.replace(/^  # (max_tokens|max_turns|temperature): (\S+).*$/gm, "  $1: $2");
+    const uncommented = text.replace(/^ {2}# (max_tokens|max_turns|temperature): (\S+).*$/gm, "  $1: $2");
     const result = validateManifestLayer(uncommented, ".insomnia/pod.yaml");
-    expect(result.ok && result.value.worker).toEqual({ instruction: "$workspace/instruction", max_tokens: 8192, max_turns: 50, temperature: 0 });
+    expect(result.ok && result.value.worker).toEqual({
+      instruction: "$workspace/instruction",
+      max_tokens: 8192,
+      max_turns: 50,
+      temperature: 0,
+    });
     const instruction = await readFile(join(box.ws, ".insomnia/prompts/instruction.md"), "utf8");
     expect(instruction).toContain('{{> "$insomnia/default"}}');
   });
@@ -51,7 +78,9 @@ describe("pod init", () => {
     const refused = await pod("init");
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe("");
-    expect(refused.stderr).toBe(`pod: ${manifest}: FILE_EXISTS: .insomnia/pod.yaml already exists; pass --force to overwrite it\n`);
+    expect(refused.stderr).toBe(
+      `pod: ${manifest}: FILE_EXISTS: .insomnia/pod.yaml already exists; pass --force to overwrite it\n`,
+    );
     expect(await readFile(instruction, "utf8")).toBe("mine\n");
     expect(await readFile(manifest, "utf8")).toBe("# mine\n");
 
@@ -65,7 +94,9 @@ describe("pod init", () => {
     const instruction = await box.write(".insomnia/prompts/instruction.md", "mine\n");
     const refused = await pod("init");
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`pod: ${instruction}: FILE_EXISTS: .insomnia/prompts/instruction.md already exists`);
+    expect(refused.stderr).toContain(
+      `pod: ${instruction}: FILE_EXISTS: .insomnia/prompts/instruction.md already exists`,
+    );
     await expect(readFile(join(box.ws, ".insomnia/pod.yaml"), "utf8")).rejects.toMatchObject({ code: "ENOENT" });
   });
 

@@ -25,7 +25,9 @@ export async function runInit(options: InitOptions, io: CliIo): Promise<number> 
   if (!options.force) {
     for (const file of files) {
       if (await exists(file.path)) {
-        throw new CliError("FILE_EXISTS", `${file.relative} already exists; pass --force to overwrite it`, { file: file.path });
+        throw new CliError("FILE_EXISTS", `${file.relative} already exists; pass --force to overwrite it`, {
+          file: file.path,
+        });
       }
     }
   }
@@ -35,7 +37,10 @@ export async function runInit(options: InitOptions, io: CliIo): Promise<number> 
       await writeFile(file.path, file.text, { flag: options.force ? "w" : "wx" });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      throw new CliError("FILE_EXISTS", `${file.relative} already exists; pass --force to overwrite it`, { file: file.path, cause: error });
+      throw new CliError("FILE_EXISTS", `${file.relative} already exists; pass --force to overwrite it`, {
+        file: file.path,
+        cause: error,
+      });
     }
     io.stdout.write(`wrote ${file.relative}\n`);
   }

@@ -74,10 +74,28 @@ describe("pod prompt", () => {
 
   test("tools_are_sorted_and_offsets_in_now_are_converted_to_utc", async () => {
     await goldenWorkspace();
-    const run = await pod("prompt", "--now", "2026-01-02T05:04:05+02:00", "--tool", "write_file", "--tool", "read_file");
+    const run = await pod(
+      "prompt",
+      "--now",
+      "2026-01-02T05:04:05+02:00",
+      "--tool",
+      "write_file",
+      "--tool",
+      "read_file",
+    );
     expect(run.stdout).toBe(goldenPrompt(box.ws));
     // A tool server holds each name once, so a repeated --tool is one tool.
-    const repeated = await pod("prompt", "--now", NOW, "--tool", "write_file", "--tool", "read_file", "--tool", "read_file");
+    const repeated = await pod(
+      "prompt",
+      "--now",
+      NOW,
+      "--tool",
+      "write_file",
+      "--tool",
+      "read_file",
+      "--tool",
+      "read_file",
+    );
     expect(repeated.stdout).toBe(goldenPrompt(box.ws));
   });
 
@@ -107,7 +125,9 @@ describe("pod prompt", () => {
     expect([run.code, run.stderr]).toEqual([0, ""]);
     expect(run.stdout).not.toContain("{{");
     expect(run.stdout).toContain(box.ws);
-    expect(run.stdout.endsWith(`\n\n---\n## Working boundaries\n\nReadable:\n  - ${box.ws}\nWritable:\n  - ${box.ws}\n`)).toBe(true);
+    expect(
+      run.stdout.endsWith(`\n\n---\n## Working boundaries\n\nReadable:\n  - ${box.ws}\nWritable:\n  - ${box.ws}\n`),
+    ).toBe(true);
   });
 
   test("workspace_file_can_include_the_builtin_default", async () => {
@@ -125,13 +145,24 @@ describe("pod prompt", () => {
     await box.write("alt.yaml", 'worker:\n  instruction: "$user/other"\n');
     const elsewhere = { cwd: box.home, env: box.env };
 
-    const viaCwd = await runPod(["prompt", "--cwd", box.ws, "--now", NOW, "--tool", "read_file", "--tool", "write_file"], elsewhere);
+    const viaCwd = await runPod(
+      ["prompt", "--cwd", box.ws, "--now", NOW, "--tool", "read_file", "--tool", "write_file"],
+      elsewhere,
+    );
     expect(viaCwd.stdout).toBe(goldenPrompt(box.ws));
 
     const viaManifest = await pod("prompt", "--manifest", "alt.yaml", "--now", NOW);
     expect(viaManifest.stdout.startsWith("Other instruction.\n\n---\n## Working boundaries\n")).toBe(true);
 
-    const viaOverlay = await pod("prompt", "--now", NOW, "--overlay", 'worker.instruction = "$user/style"', "--overlay", "worker.max_turns = 3");
+    const viaOverlay = await pod(
+      "prompt",
+      "--now",
+      NOW,
+      "--overlay",
+      'worker.instruction = "$user/style"',
+      "--overlay",
+      "worker.max_turns = 3",
+    );
     expect(viaOverlay.stdout.startsWith("Style: be brief.\n\n---\n## Working boundaries\n")).toBe(true);
   });
 
@@ -146,7 +177,9 @@ describe("pod prompt", () => {
   test("no_newline_is_added_to_a_prompt", async () => {
     await box.write(".insomnia/prompts/main.md", "Only this.");
     const run = await pod("prompt", "--now", NOW, "--overlay", 'worker.instruction = "$workspace/main"');
-    expect(run.stdout).toBe(`Only this.\n\n---\n## Working boundaries\n\nReadable:\n  - ${box.ws}\nWritable:\n  - ${box.ws}\n`);
+    expect(run.stdout).toBe(
+      `Only this.\n\n---\n## Working boundaries\n\nReadable:\n  - ${box.ws}\nWritable:\n  - ${box.ws}\n`,
+    );
   });
 
   test("agents_md_warning_goes_to_stderr_and_the_prompt_still_prints", async () => {
@@ -223,7 +256,9 @@ describe("pod prompt with an instruction that cannot be loaded", () => {
     for (const mode of modes) {
       const run = await pod("prompt", "--now", NOW, ...mode);
       expect([run.code, run.stdout]).toEqual([1, ""]);
-      expect(run.stderr).toMatch(/^pod: \.insomnia\/pod\.yaml:2:16: INCLUDE_FAILED: \[NOT_FOUND\] cannot load instruction: \$workspace\/missing: no file at /);
+      expect(run.stderr).toMatch(
+        /^pod: \.insomnia\/pod\.yaml:2:16: INCLUDE_FAILED: \[NOT_FOUND\] cannot load instruction: \$workspace\/missing: no file at /,
+      );
       expect(run.stderr).toContain(join(box.ws, ".insomnia/prompts/missing.md"));
       expect(run.stderr).not.toMatch(STACK_LINE);
     }
@@ -242,7 +277,9 @@ describe("pod prompt with an instruction that cannot be loaded", () => {
     for (const mode of modes) {
       const run = await pod("prompt", "--now", NOW, ...mode, "--overlay", 'worker.instruction = "$user/x.md"');
       expect([run.code, run.stdout]).toEqual([1, ""]);
-      expect(run.stderr).toMatch(/^pod: --overlay:1:22: INCLUDE_FAILED: \[INVALID_REF\] cannot load instruction "\$user\/x\.md": .*drop the \.md/);
+      expect(run.stderr).toMatch(
+        /^pod: --overlay:1:22: INCLUDE_FAILED: \[INVALID_REF\] cannot load instruction "\$user\/x\.md": .*drop the \.md/,
+      );
     }
   });
 
@@ -251,22 +288,39 @@ describe("pod prompt with an instruction that cannot be loaded", () => {
     const main = await box.write(".insomnia/prompts/main.md", 'hi {{> "gone"}}\n');
     const run = await pod("prompt", "--now", NOW, "--json");
     expect([run.code, run.stdout]).toEqual([1, ""]);
-    expect(run.stderr.startsWith(`pod: ${main}:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include: $workspace/gone: no file at `)).toBe(true);
+    expect(
+      run.stderr.startsWith(
+        `pod: ${main}:1:4: INCLUDE_FAILED: [NOT_FOUND] cannot load include: $workspace/gone: no file at `,
+      ),
+    ).toBe(true);
   });
 });
 
 describe("pod prompt with a scope that cannot be resolved", () => {
   test("a_rule_whose_target_is_a_symlink_loop_is_reported_at_its_target_value", async () => {
     await symlink("loop", join(box.ws, "loop"));
-    await box.write(".insomnia/pod.yaml", "scope:\n  allow:\n    - target: .\n      permission: write\n    - target: loop/inner\n      permission: read\n");
+    await box.write(
+      ".insomnia/pod.yaml",
+      "scope:\n  allow:\n    - target: .\n      permission: write\n    - target: loop/inner\n      permission: read\n",
+    );
     const run = await pod("prompt", "--now", NOW);
     expect([run.code, run.stdout]).toEqual([1, ""]);
-    expect(run.stderr).toMatch(/^pod: \.insomnia\/pod\.yaml:5:15: INVALID_RULE: scope\.allow\[1\]: target "loop\/inner" cannot be resolved: .*symlink/);
+    expect(run.stderr).toMatch(
+      /^pod: \.insomnia\/pod\.yaml:5:15: INVALID_RULE: scope\.allow\[1\]: target "loop\/inner" cannot be resolved: .*symlink/,
+    );
     expect(run.stderr).not.toMatch(STACK_LINE);
     // Rules of every layer are numbered in one list: the overlay's first rule comes after the file's.
     await box.write(".insomnia/pod.yaml", "scope:\n  allow:\n    - target: .\n      permission: write\n");
-    const overlay = await pod("prompt", "--now", NOW, "--overlay", 'scope.allow = [{target: "loop/x", permission: "read"}]');
-    expect(overlay.stderr).toMatch(/^pod: --overlay:1:25: INVALID_RULE: scope\.allow\[1\]: target "loop\/x" cannot be resolved/);
+    const overlay = await pod(
+      "prompt",
+      "--now",
+      NOW,
+      "--overlay",
+      'scope.allow = [{target: "loop/x", permission: "read"}]',
+    );
+    expect(overlay.stderr).toMatch(
+      /^pod: --overlay:1:25: INVALID_RULE: scope\.allow\[1\]: target "loop\/x" cannot be resolved/,
+    );
   });
 });
 
@@ -281,18 +335,20 @@ describe("pod prompt --explain and --json", () => {
     expect(out).toContain("  instruction  $workspace/main\n");
     expect(out).toContain(`  now          ${NOW}\n`);
     expect(out).toContain("  tools        read_file, write_file\n");
-    expect(out).toMatch(/^  section\s+bytes\s+tokens \(o200k_base\)$/m);
+    expect(out).toMatch(/^ {2}section\s+bytes\s+tokens \(o200k_base\)$/m);
 
     const mainFile = join(box.ws, ".insomnia/prompts/main.md");
     const mainText = await readFile(mainFile, "utf8");
     const sha = createHash("sha256").update(mainText).digest("hex").slice(0, 12);
-    expect(out).toMatch(new RegExp(`^  \\$workspace/main\\s+${Buffer.byteLength(mainText)}  ${sha}  ${mainFile}$`, "m"));
+    expect(out).toMatch(
+      new RegExp(`^  \\$workspace/main\\s+${Buffer.byteLength(mainText)}  ${sha}  ${mainFile}$`, "m"),
+    );
     for (const ref of ["$workspace/rules", "$workspace/parts/intro", "$workspace/parts/detail", "$user/style"]) {
       expect(out).toMatch(new RegExp(`^  ${ref.replace("$", "\\$")}\\s+\\d+  [0-9a-f]{12}  /`, "m"));
     }
     expect(out).toMatch(new RegExp(`^  AGENTS\\.md\\s+20  -\\s+${join(box.ws, "AGENTS.md")}$`, "m"));
     expect(out).toMatch(new RegExp(`^  total\\s+${Buffer.byteLength(prompt)}\\s+${countTokens(prompt)}$`, "m"));
-    expect(out).toMatch(/^  working boundaries\s+\d+\s+\d+$/m);
+    expect(out).toMatch(/^ {2}working boundaries\s+\d+\s+\d+$/m);
     expect(out).toContain("Warnings: none\n");
   });
 
@@ -303,7 +359,18 @@ describe("pod prompt --explain and --json", () => {
     expect([run.code, run.stderr]).toEqual([0, ""]);
     const json = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(Object.keys(json)).toEqual([
-      "cwd", "instruction", "manifestFiles", "now", "tools", "tokenizer", "sources", "agentsMd", "sections", "total", "warnings", "prompt",
+      "cwd",
+      "instruction",
+      "manifestFiles",
+      "now",
+      "tools",
+      "tokenizer",
+      "sources",
+      "agentsMd",
+      "sections",
+      "total",
+      "warnings",
+      "prompt",
     ]);
     expect(json.prompt).toBe(prompt);
     expect(json.cwd).toBe(box.ws);
@@ -313,7 +380,13 @@ describe("pod prompt --explain and --json", () => {
     expect(json.tools).toEqual(["read_file", "write_file"]);
     expect(json.tokenizer).toBe("o200k_base");
     const sources = json.sources as { ref: string; path: string; bytes: number; sha256: string }[];
-    expect(sources.map((s) => s.ref)).toEqual(["$workspace/main", "$workspace/rules", "$workspace/parts/intro", "$workspace/parts/detail", "$user/style"]);
+    expect(sources.map((s) => s.ref)).toEqual([
+      "$workspace/main",
+      "$workspace/rules",
+      "$workspace/parts/intro",
+      "$workspace/parts/detail",
+      "$user/style",
+    ]);
     expect(Object.keys(sources[0]!)).toEqual(["ref", "path", "bytes", "sha256"]);
     expect(sources[4]).toEqual({
       ref: "$user/style",
@@ -336,13 +409,17 @@ describe("pod prompt --explain and --json", () => {
     await symlink(join(box.home, "outside/AGENTS.md"), join(box.ws, "AGENTS.md"));
     const run = await pod("prompt", "--now", NOW, "--json");
     expect(run.code).toBe(0);
-    const json = JSON.parse(run.stdout) as { agentsMd: unknown; warnings: { code: string; file: string | null }[]; prompt: string };
+    const json = JSON.parse(run.stdout) as {
+      agentsMd: unknown;
+      warnings: { code: string; file: string | null }[];
+      prompt: string;
+    };
     expect(json.agentsMd).toBeNull();
     expect(json.warnings.map((w) => w.code)).toEqual(["AGENTS_MD_OUTSIDE_SCOPE"]);
     expect(json.prompt).not.toContain("TOPSECRET-7f3a");
     expect(run.stderr).toMatch(/^pod: .*AGENTS\.md: warning: AGENTS_MD_OUTSIDE_SCOPE: /);
     const explained = await pod("prompt", "--now", NOW, "--explain");
-    expect(explained.stdout).toMatch(/^Warnings\n  AGENTS_MD_OUTSIDE_SCOPE: /m);
+    expect(explained.stdout).toMatch(/^Warnings\n {2}AGENTS_MD_OUTSIDE_SCOPE: /m);
     expect(explained.stderr).toMatch(/^pod: .*AGENTS\.md: warning: AGENTS_MD_OUTSIDE_SCOPE: /);
   });
 

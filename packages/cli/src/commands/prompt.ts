@@ -12,7 +12,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
   const style = styleFor(io.stderr, io.env);
-  let result;
+  let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
   try {
     result = await materializeSystemPrompt({ manifest, tools: options.tools, now, env: { ...io.env } });
   } catch (error) {
@@ -43,10 +43,20 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
     import("../tokens.ts"),
   ]);
   const explanation = await buildExplanation(
-    { cwd: manifest.pod.pwd, instruction: manifest.worker.instruction, manifestFiles: files, now, tools: options.tools },
+    {
+      cwd: manifest.pod.pwd,
+      instruction: manifest.worker.instruction,
+      manifestFiles: files,
+      now,
+      tools: options.tools,
+    },
     result,
     await loadTokenCounter(),
   );
-  io.stdout.write(options.json ? `${JSON.stringify(explanation, null, 2)}\n` : formatExplanation(explanation, styleFor(io.stdout, io.env)));
+  io.stdout.write(
+    options.json
+      ? `${JSON.stringify(explanation, null, 2)}\n`
+      : formatExplanation(explanation, styleFor(io.stdout, io.env)),
+  );
   return 0;
 }

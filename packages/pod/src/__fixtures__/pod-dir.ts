@@ -17,7 +17,10 @@ export interface PodDir {
 }
 
 /** Creates a pod directory whose instruction is `$workspace/main` with the given text. */
-export async function makePodDir(instruction: string, options: { agentsMd?: string | Uint8Array } = {}): Promise<PodDir> {
+export async function makePodDir(
+  instruction: string,
+  options: { agentsMd?: string | Uint8Array } = {},
+): Promise<PodDir> {
   const root = await realpath(await mkdtemp(join(tmpdir(), "insomnia-pod-")));
   const pwd = join(root, "pod");
   const outside = join(root, "outside");

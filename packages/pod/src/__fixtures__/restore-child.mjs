@@ -8,7 +8,7 @@ import { echoTool, ScriptedLlmClient } from "@insomnia/worker/testing";
 const [modulePath, storeDir, segmentId] = process.argv.slice(2);
 const { FileSegmentStore, Pod, collectWarnings } = await import(pathToFileURL(modulePath).href);
 
-const client = new ScriptedLlmClient((request, index) =>
+const client = new ScriptedLlmClient((_request, index) =>
   index % 2 === 0
     ? { content: `child ${index}`, toolCalls: [{ id: `child-${index}`, name: "read_file", input: { index } }] }
     : { content: `child answer ${index}` },

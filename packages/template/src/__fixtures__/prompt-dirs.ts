@@ -28,7 +28,7 @@ export function makePromptDirs(): PromptDirs {
   const fileOf = (ref: string): string => {
     const slash = ref.indexOf("/");
     const prefix = ref.slice(0, slash) as keyof typeof dirs;
-    return path.join(dirs[prefix], ...ref.slice(slash + 1).split("/")) + ".md";
+    return `${path.join(dirs[prefix], ...ref.slice(slash + 1).split("/"))}.md`;
   };
   return {
     root,

@@ -1,3 +1,4 @@
+import { errorText } from "@insomnia/errors";
 import { parseArgs } from "node:util";
 import { CliError } from "./cli-error.ts";
 import { parseRfc3339 } from "./rfc3339.ts";
@@ -97,7 +98,7 @@ function strictParse<T extends Record<string, OptionSpec>>(args: readonly string
   try {
     return parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
   } catch (error) {
-    let message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ");
+    let message = errorText(error).replace(/\s*\n\s*/g, " ");
     // parseArgs explains "--" after an unknown option; for pod's flags that is noise.
     if ((error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
       message = message.split(". ")[0] ?? message;

@@ -1,4 +1,4 @@
-const CLI_ERROR_BRAND = Symbol.for("insomnia.cli.error");
+import { hasBrand, InsomniaError } from "@insomnia/errors";
 
 /** Machine-readable reason of a {@link CliError}. */
 export type CliErrorCode = "USAGE" | "FILE_EXISTS" | "BAD_CWD";
@@ -11,22 +11,16 @@ export interface CliErrorOptions {
   /** The underlying error, if any. */
   cause?: unknown;
   /** The file the problem is about. */
-  file?: string;
+  file?: string | undefined;
 }
 
 /** The one error class of @insomnia/cli: wrong usage, or a refusal such as overwriting a file. */
-export class CliError extends Error {
+export class CliError extends InsomniaError<CliErrorCode> {
+  static readonly brand = Symbol.for("insomnia.cli.error");
   override readonly name = "CliError";
-  /** What went wrong. */
-  readonly code: CliErrorCode;
-  /** The file the problem is about, when there is one. */
-  readonly file?: string;
-  readonly [CLI_ERROR_BRAND] = true;
 
-  constructor(code: CliErrorCode, message: string, options: CliErrorOptions = {}) {
-    super(message, "cause" in options ? { cause: options.cause } : undefined);
-    this.code = code;
-    if (options.file !== undefined) this.file = options.file;
+  constructor(code: CliErrorCode, detail: string, options: CliErrorOptions = {}) {
+    super(code, detail, { file: options.file, cause: options.cause });
   }
 
   /** Whether the user typed the command wrong (exit 2) or their files are the problem (exit 1). */
@@ -36,6 +30,6 @@ export class CliError extends Error {
 
   /** True for a CliError from any installed copy of this package. */
   static is(value: unknown): value is CliError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[CLI_ERROR_BRAND] === true;
+    return hasBrand(value, CliError.brand);
   }
 }

@@ -1,7 +1,8 @@
-import { ManifestError } from "@insomnia/manifest";
-import type { ManifestOrigin, ManifestOrigins } from "@insomnia/manifest";
+import { InsomniaError } from "@insomnia/errors";
+import { ManifestError, type ManifestOrigin, type ManifestOrigins } from "@insomnia/manifest";
 import { PodError } from "@insomnia/pod";
 import { PromptLoaderError } from "@insomnia/prompt-loader";
+import { ScopeError } from "@insomnia/scope";
 import { SystemPromptError } from "@insomnia/template";
 import { CliError } from "./cli-error.ts";
 import type { Problem } from "./problem.ts";
@@ -12,22 +13,8 @@ export type Classification =
   | { kind: "user"; problem: Problem }
   | { kind: "internal" };
 
-// ScopeError is reached only through @insomnia/pod; its brand is checked instead of
-// importing a package the CLI does not depend on.
-const SCOPE_ERROR_BRAND = Symbol.for("insomnia.scope.error");
-
-interface Located {
-  code: string;
-  message: string;
-  file?: string | undefined;
-  ref?: string | undefined;
-  line?: number | undefined;
-  column?: number | undefined;
-}
-
-function isScopeError(value: unknown): value is Error & { code: string; path?: string; rule?: string } {
-  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[SCOPE_ERROR_BRAND] === true;
-}
+/** An error of any @insomnia package: code, detail and location are fields, never parsed out of a message. */
+type Located = InsomniaError;
 
 /** A Node.js system error (ENOENT, EACCES, ...) about a path: the user's file system, not a bug. */
 function isSystemError(value: unknown): value is NodeJS.ErrnoException & { path: string } {
@@ -41,43 +28,49 @@ function isSystemError(value: unknown): value is NodeJS.ErrnoException & { path:
   );
 }
 
-// Misuse of the Pod API by a caller (here: by pod itself) is a bug, not the user's files.
-const INTERNAL_POD_CODES: ReadonlySet<string> = new Set(["NOT_MATERIALIZED", "POD_CLOSED", "INVALID_ARGUMENT"]);
+// Misuse of a library API by its caller (here: by pod itself) is a bug, not the user's files.
+const INTERNAL_CODES: ReadonlySet<string> = new Set([
+  "NOT_MATERIALIZED",
+  "POD_CLOSED",
+  "INVALID_ARGUMENT",
+  "BUSY",
+  "DUPLICATE_TOOL",
+  "NO_SYSTEM_PROMPT",
+]);
+
+/** Ours: any error built on the base, or (from a copy of a package older than the base) one carrying a known class brand. */
+function isOurError(value: unknown): value is Located {
+  return (
+    InsomniaError.isInsomniaError(value) ||
+    PodError.is(value) ||
+    ManifestError.is(value) ||
+    PromptLoaderError.is(value) ||
+    SystemPromptError.is(value) ||
+    ScopeError.is(value)
+  );
+}
 
 function isKnownUserError(value: unknown): value is Located {
-  if (PodError.is(value)) return !INTERNAL_POD_CODES.has(value.code);
-  return ManifestError.is(value) || PromptLoaderError.is(value) || SystemPromptError.is(value) || isScopeError(value);
+  return isOurError(value) && !CliError.is(value) && !INTERNAL_CODES.has(value.code);
 }
 
 /** The most specific error of a chain: a PodError wrapping a template error reports the template error. */
 function innermost(error: Located): Located {
   let current: Located = error;
   for (let depth = 0; depth < 8; depth++) {
-    const cause: unknown = (current as { cause?: unknown }).cause;
+    const cause: unknown = current.cause;
     if (!PodError.is(current) || !isKnownUserError(cause)) break;
     current = cause;
   }
   return current;
 }
 
-function stripLocation(message: string, prefixes: readonly (string | undefined)[]): string {
-  for (const prefix of prefixes) {
-    if (prefix !== undefined && message.startsWith(`${prefix}: `)) return message.slice(prefix.length + 2);
-  }
-  return message;
-}
-
-/** Turns a known user error into a problem: location fields first, message without a repeated location. */
+/** Turns a known user error into a problem, from its fields: the file (else the reference or the scope path), position, code, detail. */
 export function problemFromUserError(error: Located, severity: Problem["severity"] = "error"): Problem {
   const inner = innermost(error);
-  const file = inner.file ?? error.file ?? inner.ref ?? error.ref ?? (isScopeError(inner) ? inner.path : undefined);
+  const file = inner.file ?? error.file ?? inner.ref ?? error.ref ?? (ScopeError.is(inner) ? inner.path : undefined);
   const line = inner.line ?? (inner === error ? undefined : error.line);
   const column = inner.column ?? (inner === error ? undefined : error.column);
-  const position = [line, column].filter((n) => n !== undefined).join(":");
-  const candidates = [inner.file, inner.ref, error.file, error.ref].flatMap((where) =>
-    where === undefined ? [] : position === "" ? [where] : [`${where}:${position}`, where],
-  );
-  const message = ManifestError.is(inner) ? inner.detail : stripLocation(inner.message, candidates);
   const cause = loaderCause(inner);
   return {
     ...(file === undefined ? {} : { file }),
@@ -85,7 +78,7 @@ export function problemFromUserError(error: Located, severity: Problem["severity
     ...(column === undefined ? {} : { column }),
     code: inner.code,
     ...(cause === undefined ? {} : { cause }),
-    message,
+    message: inner.detail === undefined ? inner.message : `${inner.detail}${inner.messageSuffix ?? ""}`,
     severity,
   };
 }
@@ -116,7 +109,7 @@ export function isRootInstructionError(error: unknown): boolean {
 export function manifestOriginOf(error: unknown, origins: ManifestOrigins): ManifestOrigin | undefined {
   if (isRootInstructionError(error)) return origins["worker.instruction"];
   const inner: unknown = PodError.is(error) && error.code === "INVALID_SCOPE" ? error.cause : error;
-  if (!isScopeError(inner)) return undefined;
+  if (!ScopeError.is(inner)) return undefined;
   if (inner.code === "INVALID_BASE") return origins["pod.pwd"];
   return inner.rule === undefined
     ? undefined
@@ -146,7 +139,7 @@ export function classifyError(error: unknown): Classification {
   if (CliError.is(error)) {
     const problem: Problem = {
       code: error.code,
-      message: error.message,
+      message: error.detail,
       severity: "error",
       ...(error.file === undefined ? {} : { file: error.file }),
     };

@@ -6,7 +6,7 @@ import { CliError } from "./cli-error.ts";
 export async function resolveWorkspaceDir(flag: string | undefined, base: string): Promise<string> {
   const dir = resolve(base, flag ?? ".");
   const info = await stat(dir).catch(() => undefined);
-  if (info === undefined) throw new CliError("BAD_CWD", `--cwd ${dir}: no such directory`, { file: dir });
-  if (!info.isDirectory()) throw new CliError("BAD_CWD", `--cwd ${dir}: not a directory`, { file: dir });
+  if (info === undefined) throw new CliError("BAD_CWD", `--cwd ${dir}: no such directory`);
+  if (!info.isDirectory()) throw new CliError("BAD_CWD", `--cwd ${dir}: not a directory`);
   return dir;
 }

@@ -2,6 +2,22 @@ import { describe, expect, test } from "vitest";
 import { didYouMean, didYouMeanSuffix, editDistance } from "./did-you-mean.ts";
 
 describe("didYouMean", () => {
+  test.each([
+    ["instructions", "instruction"],
+    ["instuction", "instruction"],
+    ["max_tokesn", "max_tokens"],
+    ["MAX_TURNS", "max_turns"],
+    ["maxTurns", "max_turns"],
+    ["api-key-file", "api_key_file"],
+  ])("%s_suggests_%s", (key, expected) => {
+    expect(didYouMean(key, ["instruction", "max_tokens", "max_turns", "temperature", "api_key_file"])).toBe(expected);
+  });
+
+  test("distant_key_gets_no_suggestion", () => {
+    expect(didYouMean("colour", ["pod", "worker", "scope", "provider"])).toBeUndefined();
+    expect(didYouMean("x", ["pod"])).toBeUndefined();
+  });
+
   test("matches_case_camel_and_kebab_forms_at_once", () => {
     expect(didYouMean("maxTokens", ["max_tokens", "max_turns"])).toBe("max_tokens");
     expect(didYouMean("Max-Turns", ["max_tokens", "max_turns"])).toBe("max_turns");
@@ -12,7 +28,7 @@ describe("didYouMean", () => {
     expect(didYouMean("dat", ["date", "time"])).toBe("date");
     expect(didYouMean("readble", ["scope.readable", "scope.writable"])).toBe("scope.readable");
     expect(didYouMean("completely", ["date", "time"])).toBeUndefined();
-    expect(didYouMean("date", ["date"])).toBeUndefined();
+    expect(didYouMean("max_turns", ["max_tokens", "max_turns"])).toBe("max_turns");
     expect(didYouMeanSuffix("tols", ["tools"])).toBe(' (did you mean "tools"?)');
     expect(didYouMeanSuffix("zzzz", ["tools"])).toBe("");
   });

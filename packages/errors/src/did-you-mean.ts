@@ -14,7 +14,6 @@ export function didYouMean(word: string, candidates: readonly string[]): string 
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
-    if (candidate === word) continue;
     if (normalizeWord(candidate) === normalized) return candidate;
     const last = candidate.slice(candidate.lastIndexOf(".") + 1);
     const distance = Math.min(

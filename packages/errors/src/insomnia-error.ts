@@ -41,6 +41,8 @@ export abstract class InsomniaError<Code extends string = string> extends Error 
    * only one. Not enumerable, so loggers that walk own keys see no cycle.
    */
   declare readonly problems: readonly InsomniaError[];
+  /** What the message adds after the detail (e.g. an include chain), so an error wrapping this one can repeat it. */
+  declare readonly messageSuffix?: string;
 
   constructor(code: Code, detail: string, options: InsomniaErrorOptions = {}) {
     super(formatErrorMessage(detail, options), options.cause === undefined ? undefined : { cause: options.cause });
@@ -51,6 +53,8 @@ export abstract class InsomniaError<Code extends string = string> extends Error 
     if (options.line !== undefined) this.line = options.line;
     if (options.column !== undefined) this.column = options.column;
     Object.defineProperty(this, "problems", { value: Object.freeze([this]), writable: true, configurable: true });
+    if (options.messageSuffix !== undefined)
+      Object.defineProperty(this, "messageSuffix", { value: options.messageSuffix });
     Object.defineProperty(this, BASE_BRAND, { value: true });
     const brand = (new.target as { brand?: unknown }).brand;
     if (typeof brand === "symbol") Object.defineProperty(this, brand, { value: true });

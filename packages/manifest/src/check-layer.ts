@@ -3,7 +3,7 @@ import type { Issue, PathSegments } from "./issue.ts";
 import type { PositionMap } from "./safe-yaml.ts";
 import { valibot } from "./lazy-dependencies.ts";
 import { knownKeysAt, layerSchema } from "./schema.ts";
-import { suggestKey } from "./suggest.ts";
+import { didYouMean } from "@insomnia/errors";
 import type { PartialManifest } from "./types.ts";
 
 /** Message for a manifest that still carries the removed `worker.system_prompt`. */
@@ -117,7 +117,7 @@ export function unknownKeyIssue(
       detail: `unknown key "files" ${where}: files.agents_md is gone, AGENTS.md is appended to the prompt automatically; remove the block`,
     };
   }
-  const suggestion = suggestKey(key, known) ?? (parent.length === 0 ? suggestNested(key) : undefined);
+  const suggestion = didYouMean(key, known) ?? (parent.length === 0 ? suggestNested(key) : undefined);
   const hint = suggestion === undefined ? ` (known keys: ${known.join(", ")})` : ` (did you mean "${suggestion}"?)`;
   return {
     ...base,
@@ -130,7 +130,7 @@ export function unknownKeyIssue(
 /** A top-level key that belongs one level down, e.g. `instruction` → `worker.instruction`. */
 function suggestNested(key: string): string | undefined {
   for (const section of knownKeysAt([]) ?? []) {
-    const match = suggestKey(key, knownKeysAt([section]) ?? []);
+    const match = didYouMean(key, knownKeysAt([section]) ?? []);
     if (match !== undefined) return `${section}.${match}`;
   }
   return undefined;

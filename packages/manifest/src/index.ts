@@ -10,7 +10,7 @@ export {
 export { loadManifest } from "./load-manifest.ts";
 export type { LoadedManifest, LoadManifestOptions } from "./load-manifest.ts";
 export { ManifestError } from "./manifest-error.ts";
-export type { ManifestErrorCode, ManifestErrorDetails } from "./manifest-error.ts";
+export type { ManifestErrorCode, ManifestErrorOptions } from "./manifest-error.ts";
 export type { ManifestOrigin, ManifestOrigins } from "./manifest-origins.ts";
 export { projectManifestPath, userManifestPath } from "./manifest-paths.ts";
 export { merge } from "./merge.ts";

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { loadManifest } from "./load-manifest.ts";
+import { ManifestError } from "./manifest-error.ts";
 import { manifestRejection } from "./__fixtures__/manifest-errors.ts";
 import { userManifestPath } from "./manifest-paths.ts";
 
@@ -280,5 +281,34 @@ describe("loadManifest origins", () => {
     expect(origins["scope.allow[1].target"]).toEqual({ file: ".insomnia/pod.yaml", line: 3, column: 15 });
     expect(origins["scope.allow[1].permission"]).toEqual({ file: ".insomnia/pod.yaml", line: 4, column: 19 });
     expect(origins["scope.allow[2].target"]).toEqual({ file: "--overlay", line: 1, column: 25 });
+  });
+});
+
+describe("resolve-time problems", () => {
+  test("a_provider_block_without_a_model_points_at_the_layer_that_set_the_block", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "provider-"));
+    await mkdir(join(dir, ".insomnia"));
+    await writeFile(join(dir, ".insomnia", "pod.yaml"), "worker:\n  max_turns: 3\nprovider:\n  kind: anthropic\n");
+    const error = await loadManifest({ cwd: dir, userLayer: false }).catch((caught: unknown) => caught);
+    expect(ManifestError.is(error)).toBe(true);
+    const { code, file, line, column, key, message } = error as ManifestError;
+    expect({ code, file, line, column, key }).toEqual({
+      code: "INVALID_VALUE",
+      file: ".insomnia/pod.yaml",
+      line: 3,
+      column: 1,
+      key: "provider.model",
+    });
+    expect(message).toMatch(/^\.insomnia\/pod\.yaml:3:1: provider\.model is required/);
+    await rm(dir, { recursive: true });
+  });
+
+  test("a_provider_block_from_an_overlay_points_at_the_overlay", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "provider-"));
+    const error = await loadManifest({ cwd: dir, userLayer: false, overlays: ['provider.model = "m"'] }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ code: "INVALID_VALUE", file: "--overlay", line: 1, key: "provider.kind" });
+    await rm(dir, { recursive: true });
   });
 });

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { PROJECT_MANIFEST_PATH } from "./defaults.ts";
 import { projectManifestPath, userManifestPath } from "./manifest-paths.ts";
 import { merge } from "./merge.ts";
-import { addLayerOrigins } from "./manifest-origins.ts";
+import { addLayerOrigins, addSectionOrigins } from "./manifest-origins.ts";
 import type { ManifestOrigin, ManifestOrigins } from "./manifest-origins.ts";
 import { parsePositionedLayer } from "./parse-manifest-layer.ts";
 import type { PositionedLayer } from "./parse-manifest-layer.ts";
@@ -44,10 +44,12 @@ export async function loadManifest(options: LoadManifestOptions): Promise<Loaded
   const layers: PartialManifest[] = [];
   const files: string[] = [];
   const origins: Record<string, ManifestOrigin> = {};
+  const sections: Record<string, ManifestOrigin> = {};
   const rules = { allow: 0, deny: 0 };
   const add = (layer: PositionedLayer, display: string) => {
     layers.push(layer.value);
     addLayerOrigins(origins, layer, display, rules);
+    addSectionOrigins(sections, layer, display);
   };
 
   const userPath = options.userLayer === false ? undefined : userManifestPath(options.env ?? process.env);
@@ -75,5 +77,7 @@ export async function loadManifest(options: LoadManifestOptions): Promise<Loaded
     add(parsePositionedOverlay(expression, display), display);
   });
 
-  return { manifest: resolveManifest(merge(...layers), { cwd }), files, origins: Object.freeze(origins) };
+  const frozen = Object.freeze(origins);
+  const manifest = resolveManifest(merge(...layers), { cwd, origins: { ...sections, ...frozen } });
+  return { manifest, files, origins: frozen };
 }

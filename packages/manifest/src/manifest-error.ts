@@ -1,4 +1,4 @@
-const BRAND = Symbol.for("insomnia.manifest.error");
+import { hasBrand, InsomniaError } from "@insomnia/errors";
 
 /** Every way a manifest, a layer file or an overlay can be rejected. */
 export type ManifestErrorCode =
@@ -19,49 +19,34 @@ export type ManifestErrorCode =
   | "TOO_LARGE";
 
 /** Where and why a ManifestError happened; all fields optional. */
-export interface ManifestErrorDetails {
-  file?: string;
-  line?: number;
-  column?: number;
-  key?: string;
-  suggestion?: string;
+export interface ManifestErrorOptions {
+  file?: string | undefined;
+  line?: number | undefined;
+  column?: number | undefined;
+  /** Dotted path of the offending key, e.g. `scope.allow[0].target`. */
+  key?: string | undefined;
+  /** The known key a misspelt key probably meant. */
+  suggestion?: string | undefined;
   cause?: unknown;
 }
 
 /** A manifest problem, with the file, 1-based line and column, and dotted key where known. */
-export class ManifestError extends Error {
+export class ManifestError extends InsomniaError<ManifestErrorCode> {
+  static readonly brand = Symbol.for("insomnia.manifest.error");
   override readonly name = "ManifestError";
-  readonly code: ManifestErrorCode;
-  /** The message without the `file:line:column: ` prefix. */
-  readonly detail: string;
-  readonly file?: string;
-  readonly line?: number;
-  readonly column?: number;
   /** Dotted path of the offending key, e.g. `scope.allow[0].target`. */
-  readonly key?: string;
+  declare readonly key?: string;
   /** The known key a misspelt key probably meant. */
-  readonly suggestion?: string;
-  readonly [BRAND] = true;
+  declare readonly suggestion?: string;
 
-  constructor(code: ManifestErrorCode, detail: string, details: ManifestErrorDetails = {}) {
-    super(formatMessage(detail, details), details.cause === undefined ? undefined : { cause: details.cause });
-    this.code = code;
-    this.detail = detail;
-    if (details.file !== undefined) this.file = details.file;
-    if (details.line !== undefined) this.line = details.line;
-    if (details.column !== undefined) this.column = details.column;
-    if (details.key !== undefined) this.key = details.key;
-    if (details.suggestion !== undefined) this.suggestion = details.suggestion;
+  constructor(code: ManifestErrorCode, detail: string, options: ManifestErrorOptions = {}) {
+    super(code, detail, { file: options.file, line: options.line, column: options.column, cause: options.cause });
+    if (options.key !== undefined) this.key = options.key;
+    if (options.suggestion !== undefined) this.suggestion = options.suggestion;
   }
 
   /** True for a ManifestError from any installed copy of this package. */
   static is(value: unknown): value is ManifestError {
-    return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+    return hasBrand(value, ManifestError.brand);
   }
-}
-
-function formatMessage(detail: string, { file, line, column }: ManifestErrorDetails): string {
-  let where = file ?? "";
-  if (line !== undefined) where += `${where === "" ? "" : ":"}${line}${column === undefined ? "" : `:${column}`}`;
-  return where === "" ? detail : `${where}: ${detail}`;
 }

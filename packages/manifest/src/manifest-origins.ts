@@ -46,3 +46,15 @@ export function addLayerOrigins(
     rules[list] += layerRules.length;
   }
 }
+
+/**
+ * Records where `layer` writes each section's key (`provider`, `scope`, …), upper layers
+ * overwriting: a problem with a whole block (a provider without a model) points at the layer that set it.
+ */
+export function addSectionOrigins(into: Record<string, ManifestOrigin>, layer: PositionedLayer, file: string): void {
+  for (const section of ["pod", "worker", "provider", "scope"] as const) {
+    const position = layer.value[section] === undefined ? undefined : layer.positions.get(pathKey([section]));
+    if (position !== undefined)
+      into[section] = Object.freeze({ file, ...lineColumn(layer.text, position.key ?? position.value) });
+  }
+}

@@ -7,14 +7,17 @@ import {
   DEFAULT_POD_NAME,
   DEFAULT_TEMPERATURE,
 } from "./defaults.ts";
-import { sortIssues, toManifestError } from "./issue.ts";
+import { type Issue, sortIssues, toManifestError } from "./issue.ts";
 import { ManifestError } from "./manifest-error.ts";
+import type { ManifestOrigins } from "./manifest-origins.ts";
 import type { ManifestProvider, ManifestScopeRule, PartialManifest, PodManifest } from "./types.ts";
 
 /** Options for resolveManifest. */
 export interface ResolveManifestOptions {
   /** Directory the pod is started in; the default `pod.pwd`. */
   cwd: string;
+  /** Where each value (and each section key, `provider`) came from: a problem found here is reported there. */
+  origins?: ManifestOrigins | undefined;
 }
 
 /** Applies defaults (pwd, name, instruction, default allow rule), checks the result, deep-freezes it. */
@@ -23,7 +26,7 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
   const checked = isEmptyObject(partial)
     ? { value: {} as PartialManifest, issues: [] }
     : checkLayerValue(partial, new Map());
-  if (checked.value === undefined) throw toManifestError(sortIssues(checked.issues)[0]!, undefined, "");
+  if (checked.value === undefined) throw resolveError(sortIssues(checked.issues)[0]!, options.origins);
   const layer = checked.value;
 
   const pwd = resolve(layer.pod?.pwd ?? options.cwd);
@@ -39,18 +42,23 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
       temperature: layer.worker?.temperature ?? DEFAULT_TEMPERATURE,
     },
     scope: { allow, deny: (layer.scope?.deny ?? []).map(copyRule) },
-    ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider) }),
+    ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider, options.origins) }),
   };
   return deepFreeze(manifest);
 }
 
-function resolveProvider(provider: NonNullable<PartialManifest["provider"]>): ManifestProvider {
+function resolveProvider(
+  provider: NonNullable<PartialManifest["provider"]>,
+  origins?: ManifestOrigins,
+): ManifestProvider {
+  // The block is incomplete as a whole: point at the (topmost) layer that set it.
+  const block = origins?.provider;
   for (const key of ["kind", "model"] as const) {
     if (provider[key] === undefined) {
       throw new ManifestError(
         "INVALID_VALUE",
         `provider.${key} is required when a provider block is set; add it to a manifest layer or remove the provider block`,
-        { key: `provider.${key}` },
+        { key: `provider.${key}`, file: block?.file, line: block?.line, column: block?.column },
       );
     }
   }
@@ -60,6 +68,19 @@ function resolveProvider(provider: NonNullable<PartialManifest["provider"]>): Ma
     ...(provider.base_url === undefined ? {} : { base_url: provider.base_url }),
     ...(provider.api_key_file === undefined ? {} : { api_key_file: provider.api_key_file }),
   };
+}
+
+/** A problem of the merged manifest, reported at the value (or else the section) of the layer that set it. */
+function resolveError(issue: Issue, origins: ManifestOrigins | undefined): ManifestError {
+  const key = issue.key;
+  const origin = key === undefined ? undefined : (origins?.[key] ?? origins?.[key.split(/[.[]/, 1)[0]!]);
+  if (origin === undefined) return toManifestError(issue, undefined, "");
+  return new ManifestError(issue.code, issue.detail, {
+    ...origin,
+    key,
+    suggestion: issue.suggestion,
+    cause: issue.original === undefined ? issue.cause : toManifestError(issue.original, undefined, ""),
+  });
 }
 
 function copyRule(rule: ManifestScopeRule): ManifestScopeRule {

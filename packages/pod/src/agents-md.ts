@@ -1,3 +1,4 @@
+import { errorText } from "@insomnia/errors";
 import { constants } from "node:fs";
 import { lstat, open, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -40,8 +41,6 @@ const absent = (warnings: PodWarning[] = [], file?: string): AgentsMdResult => (
   truncated: false,
   warnings,
 });
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Largest index <= `limit` that does not fall inside a UTF-8 sequence of `bytes`. */
 export function utf8Boundary(bytes: Uint8Array, limit: number): number {

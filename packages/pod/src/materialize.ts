@@ -1,4 +1,4 @@
-import { isAbsolute, relative } from "node:path";
+import { isSameOrInside } from "@insomnia/errors";
 import type { PodManifest } from "@insomnia/manifest";
 import { PromptLoader, PromptLoaderError } from "@insomnia/prompt-loader";
 import { Scope, ScopeError } from "@insomnia/scope";
@@ -136,19 +136,14 @@ export async function materializeSystemPrompt(options: MaterializeSystemPromptOp
 function checkWorkspaceSources(sources: readonly TemplateSource[], scope: Scope): void {
   for (const source of sources) {
     if (!source.ref.startsWith("$workspace/")) continue;
-    if (isInside(source.file, scope.base) || scope.isReadable(source.file)) continue;
+    if (isSameOrInside(scope.base, source.file) || scope.isReadable(source.file)) continue;
     throw new PodError(
       "INVALID_SYSTEM_PROMPT_TEMPLATE",
-      `${source.ref}: its file ${source.file} is outside the pod's directory ${scope.base} and its readable scope; ` +
+      `its file ${source.file} is outside the pod's directory ${scope.base} and its readable scope; ` +
         "workspace prompts must live inside the pod (is .insomnia/prompts a symlink?) — move the file, or add its directory to scope.allow",
       { ref: source.ref, file: source.file },
     );
   }
-}
-
-function isInside(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 function buildScope(manifest: PodManifest): Scope {
@@ -156,7 +151,7 @@ function buildScope(manifest: PodManifest): Scope {
     return Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
   } catch (error) {
     if (!ScopeError.is(error)) throw error;
-    throw new PodError("INVALID_SCOPE", `invalid scope for pod at ${manifest.pod.pwd}: ${error.message}`, {
+    throw new PodError("INVALID_SCOPE", `invalid scope for pod at ${manifest.pod.pwd}: ${error.detail}`, {
       cause: error,
     });
   }
@@ -172,14 +167,12 @@ function templateError(
   const line = SystemPromptError.is(error) ? error.line : undefined;
   const column = SystemPromptError.is(error) ? error.column : undefined;
   const ref = error.ref ?? instruction;
-  const where = [ref, line, column].filter((part) => part !== undefined).join(":");
-  // The cause's message usually starts with its own ref:line:col already.
-  const message = error.message.startsWith(ref) ? error.message : `${where}: ${error.message}`;
-  return new PodError(code, message, {
+  return new PodError(code, error.detail, {
     cause: error,
     ref,
-    ...(error.file === undefined ? {} : { file: error.file }),
-    ...(line === undefined ? {} : { line }),
-    ...(column === undefined ? {} : { column }),
+    file: error.file,
+    line,
+    column,
+    messageSuffix: error.messageSuffix,
   });
 }

@@ -1,3 +1,4 @@
+import { errorText } from "@insomnia/errors";
 import { readFile } from "node:fs/promises";
 import { promptFileSha256, type PromptLoader } from "@insomnia/prompt-loader";
 import type { PodWarning } from "./pod-warning.ts";
@@ -19,7 +20,7 @@ async function drift(source: RecordedSource, loader: PromptLoader | undefined): 
     }
     return promptFileSha256(await readFile(source.file)) === source.sha256 ? undefined : "has changed on disk";
   } catch (error) {
-    return `can no longer be read (${error instanceof Error ? error.message : String(error)})`;
+    return `can no longer be read (${errorText(error)})`;
   }
 }
 

@@ -7,7 +7,7 @@ export {
   type PodPromptOptions,
   type PromptLoaderOptions,
 } from "./prompt-loader.ts";
-export { PromptLoaderError, type PromptLoaderErrorCode, type PromptLoaderErrorDetails } from "./prompt-loader-error.ts";
+export { PromptLoaderError, type PromptLoaderErrorCode, type PromptLoaderErrorOptions } from "./prompt-loader-error.ts";
 export {
   MAX_REF_LENGTH,
   MAX_REF_SEGMENTS,

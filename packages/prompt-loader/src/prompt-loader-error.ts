@@ -1,4 +1,4 @@
-const BRAND = Symbol.for("insomnia.prompt-loader.error");
+import { hasBrand, InsomniaError } from "@insomnia/errors";
 
 /** Every way resolving or loading a prompt reference can fail. */
 export type PromptLoaderErrorCode =
@@ -14,7 +14,7 @@ export type PromptLoaderErrorCode =
   | "READ_FAILED";
 
 /** Location details attached to a PromptLoaderError. */
-export interface PromptLoaderErrorDetails {
+export interface PromptLoaderErrorOptions {
   /** The reference as written. */
   ref?: string | undefined;
   /** The absolute path looked at. */
@@ -26,27 +26,33 @@ export interface PromptLoaderErrorDetails {
   cause?: unknown;
 }
 
-/** The one error class of @insomnia/prompt-loader; check `code`, never the message. */
-export class PromptLoaderError extends Error {
-  override readonly name = "PromptLoaderError";
-  readonly code: PromptLoaderErrorCode;
-  readonly ref?: string;
-  readonly file?: string;
-  readonly index?: number;
-  readonly byteOffset?: number;
-  readonly [BRAND] = true;
+/**
+ * A reference that cannot be parsed is what the problem is about, not where it is: its text
+ * stays in `ref`, while the message quotes it shortened (it may be long or hold control characters).
+ */
+const REFERENCE_SYNTAX_CODES: ReadonlySet<PromptLoaderErrorCode> = new Set([
+  "INVALID_REF",
+  "UNKNOWN_PREFIX",
+  "UNQUALIFIED_WITHOUT_CURRENT",
+]);
 
-  constructor(code: PromptLoaderErrorCode, message: string, details: PromptLoaderErrorDetails = {}) {
-    super(message, "cause" in details ? { cause: details.cause } : undefined);
-    this.code = code;
-    if (details.ref !== undefined) this.ref = details.ref;
-    if (details.file !== undefined) this.file = details.file;
-    if (details.index !== undefined) this.index = details.index;
-    if (details.byteOffset !== undefined) this.byteOffset = details.byteOffset;
+/** The one error class of @insomnia/prompt-loader; check `code`, never the message. */
+export class PromptLoaderError extends InsomniaError<PromptLoaderErrorCode> {
+  static readonly brand = Symbol.for("insomnia.prompt-loader.error");
+  override readonly name = "PromptLoaderError";
+  declare readonly index?: number;
+  declare readonly byteOffset?: number;
+
+  constructor(code: PromptLoaderErrorCode, detail: string, options: PromptLoaderErrorOptions = {}) {
+    const located = !REFERENCE_SYNTAX_CODES.has(code);
+    super(code, detail, { ref: located ? options.ref : undefined, file: options.file, cause: options.cause });
+    if (!located && options.ref !== undefined) (this as { ref?: string }).ref = options.ref;
+    if (options.index !== undefined) this.index = options.index;
+    if (options.byteOffset !== undefined) this.byteOffset = options.byteOffset;
   }
 
   /** True for a PromptLoaderError from any installed copy of this package. */
   static is(value: unknown): value is PromptLoaderError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    return hasBrand(value, PromptLoaderError.brand);
   }
 }

@@ -86,10 +86,10 @@ export class PromptLoader {
     if (root === undefined) {
       throw new PromptLoaderError(
         "PREFIX_NOT_CONFIGURED",
-        `${parsed.canonical}: no directory is configured for ${parsed.prefix}; pass ` +
+        `no directory is configured for ${parsed.prefix}; pass ` +
           `${parsed.prefix === "$user" ? "userDir" : parsed.prefix === "$workspace" ? "workspaceDir" : "builtinDir"} ` +
           "to new PromptLoader(...) or use PromptLoader.forPod(...)",
-        { ref: written },
+        { ref: parsed.canonical },
       );
     }
     const file = `${path.join(root, ...parsed.path.split("/"))}.md`;

@@ -1,3 +1,4 @@
+import { errorText, isStrictlyInside } from "@insomnia/errors";
 import {
   closeSync,
   constants,
@@ -10,7 +11,6 @@ import {
   type Stats,
 } from "node:fs";
 import { decodePromptText } from "./decode-prompt-text.ts";
-import { isInside } from "./is-inside.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 
 /** What to read: the reference (for messages), its prefix root and the candidate file below it. */
@@ -39,7 +39,7 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants
 export function readPromptFile(req: ReadRequest): ReadResult {
   const { ref, root, file } = req;
   const fail = (code: PromptLoaderErrorCode, message: string, cause?: unknown): PromptLoaderError =>
-    new PromptLoaderError(code, `${ref}: ${message}`, cause === undefined ? { ref, file } : { ref, file, cause });
+    new PromptLoaderError(code, message, { ref, file, cause });
 
   let realRoot: string;
   try {
@@ -55,7 +55,7 @@ export function readPromptFile(req: ReadRequest): ReadResult {
     }
     if (code === "ELOOP")
       throw fail("NOT_A_FILE", `the prompts directory ${root} is a symlink loop; fix or remove the link`, cause);
-    throw fail("READ_FAILED", `cannot resolve the prompts directory ${root}: ${messageOf(cause)}`, cause);
+    throw fail("READ_FAILED", `cannot resolve the prompts directory ${root}: ${errorText(cause)}`, cause);
   }
 
   let realFile: string;
@@ -73,14 +73,14 @@ export function readPromptFile(req: ReadRequest): ReadResult {
     if (code === "ELOOP") {
       throw fail("NOT_A_FILE", `${file} is a symlink loop, not a regular file; fix or remove the link`, cause);
     }
-    throw fail("READ_FAILED", `cannot resolve ${file}: ${messageOf(cause)}`, cause);
+    throw fail("READ_FAILED", `cannot resolve ${file}: ${errorText(cause)}`, cause);
   }
   const escapeError = (real: string): PromptLoaderError =>
     fail(
       "PATH_ESCAPE",
       `${file} resolves to ${real}, which is outside the prompts directory ${realRoot}; prompts must stay inside their prefix root (check symlinks)`,
     );
-  if (!isInside(realRoot, realFile)) throw escapeError(realFile);
+  if (!isStrictlyInside(realRoot, realFile)) throw escapeError(realFile);
 
   let before: Stats;
   try {
@@ -105,7 +105,7 @@ export function readPromptFile(req: ReadRequest): ReadResult {
       throw fail("NOT_A_FILE", `${realFile} was replaced while being loaded (now ${kindOf(after)}); try again`);
     }
     const openedAt = openedPath(fd, realFile);
-    if (openedAt !== realFile && !isInside(realRoot, openedAt)) throw escapeError(openedAt);
+    if (openedAt !== realFile && !isStrictlyInside(realRoot, openedAt)) throw escapeError(openedAt);
     if (after.size > req.maxBytes) throw tooLarge(after.size);
     const bytes = readCapped(fd, after.size, req.maxBytes);
     if (bytes === undefined) throw tooLarge(undefined);
@@ -113,14 +113,14 @@ export function readPromptFile(req: ReadRequest): ReadResult {
     if (!decoded.ok) {
       throw new PromptLoaderError(
         "BAD_ENCODING",
-        `${ref}: ${realFile} is not valid UTF-8 (first bad byte at offset ${decoded.byteOffset}); save it as UTF-8`,
+        `${realFile} is not valid UTF-8 (first bad byte at offset ${decoded.byteOffset}); save it as UTF-8`,
         { ref, file, byteOffset: decoded.byteOffset, cause: decoded.cause },
       );
     }
     return { text: decoded.text, file: realFile };
   } catch (error) {
     if (PromptLoaderError.is(error)) throw error;
-    throw fail("READ_FAILED", `cannot read ${realFile}: ${messageOf(error)}`, error);
+    throw fail("READ_FAILED", `cannot read ${realFile}: ${errorText(error)}`, error);
   } finally {
     try {
       closeSync(fd);
@@ -143,7 +143,7 @@ export function readPromptFile(req: ReadRequest): ReadResult {
       return fail("NOT_FOUND", `no file at ${file} (it disappeared while being loaded)`, cause);
     if (code === "ELOOP")
       return fail("NOT_A_FILE", `${realFile} became a symlink while being loaded; try again`, cause);
-    return fail("READ_FAILED", `cannot open ${realFile}: ${messageOf(cause)}`, cause);
+    return fail("READ_FAILED", `cannot open ${realFile}: ${errorText(cause)}`, cause);
   }
 }
 
@@ -188,8 +188,4 @@ function errno(error: unknown): string | undefined {
   return typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string"
     ? (error as { code: string }).code
     : undefined;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

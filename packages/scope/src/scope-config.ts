@@ -1,6 +1,7 @@
+import { errorText } from "@insomnia/errors";
 import * as path from "node:path";
 import { canonicalPath } from "./canonical-path.ts";
-import { segmentsOf } from "./path-match.ts";
+import { pathSegments } from "@insomnia/errors";
 import { ScopeError } from "./scope-error.ts";
 
 /** What a rule grants (allow) or takes away (deny). */
@@ -77,7 +78,7 @@ function compileBase(base: unknown): string {
   try {
     return canonicalPath(base);
   } catch (cause) {
-    throw new ScopeError("INVALID_BASE", `scope base ${base} cannot be resolved: ${messageOf(cause)}`, {
+    throw new ScopeError("INVALID_BASE", `scope base ${base} cannot be resolved: ${errorText(cause)}`, {
       cause,
       path: base,
     });
@@ -109,12 +110,12 @@ function compileRule(rule: unknown, location: string, base: string): CompiledRul
   try {
     canonical = canonicalPath(target, base);
   } catch (cause) {
-    throw invalid(`target ${JSON.stringify(target)} cannot be resolved: ${messageOf(cause)}`, cause);
+    throw invalid(`target ${JSON.stringify(target)} cannot be resolved: ${errorText(cause)}`, cause);
   }
   return {
     location,
     target: canonical,
-    segments: segmentsOf(canonical),
+    segments: pathSegments(canonical),
     permission,
     recursive: recursive ?? true,
   };
@@ -128,8 +129,4 @@ function describe(value: unknown): string {
   if (value === undefined) return "nothing";
   if (typeof value === "string") return JSON.stringify(value);
   return typeof value === "object" && value !== null ? (Array.isArray(value) ? "a list" : "an object") : String(value);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,5 +1,5 @@
 import { canonicalPath } from "./canonical-path.ts";
-import { isWithin, segmentsOf } from "./path-match.ts";
+import { pathSegments, segmentsWithin } from "@insomnia/errors";
 import { compileConfig } from "./scope-config.ts";
 import type { CompiledRule, Permission, RulePermission, ScopeConfig } from "./scope-config.ts";
 import { formatSummary } from "./summary.ts";
@@ -64,7 +64,7 @@ export class Scope {
   permissionAt(path: string): Permission {
     let segments: readonly string[];
     try {
-      segments = segmentsOf(canonicalPath(path, this.base));
+      segments = pathSegments(canonicalPath(path, this.base));
     } catch {
       return "none";
     }
@@ -109,7 +109,7 @@ export class Scope {
 }
 
 function matches(rule: CompiledRule, segments: readonly string[]): boolean {
-  return isWithin(segments, rule.segments, rule.recursive ? Number.POSITIVE_INFINITY : 1);
+  return segmentsWithin(segments, rule.segments, rule.recursive ? Number.POSITIVE_INFINITY : 1);
 }
 
 function addEntry(entries: Map<string, SummaryEntry>, rule: CompiledRule): void {

@@ -1,7 +1,7 @@
 export {
   SystemPromptError,
   type SystemPromptErrorCode,
-  type SystemPromptErrorDetails,
+  type SystemPromptErrorOptions,
   type SystemPromptErrorPhase,
 } from "./system-prompt-error.ts";
 export {

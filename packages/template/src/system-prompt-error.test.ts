@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SystemPromptError } from "./system-prompt-error.ts";
+import { SystemPromptError, withProblems } from "./system-prompt-error.ts";
 
 describe("SystemPromptError", () => {
   it("formats_ref_line_column_and_chain_and_sets_the_phase", () => {
@@ -28,5 +28,28 @@ describe("SystemPromptError", () => {
       SystemPromptError.is(new Error("x")),
       SystemPromptError.is(null),
     ]).toEqual([true, true, false, false]);
+  });
+});
+
+describe("SystemPromptError as data", () => {
+  it("an_error_with_several_problems_is_logged_as_json_without_a_cycle", () => {
+    const first = new SystemPromptError("UNKNOWN_VARIABLE", 'unknown variable "x"', {
+      ref: "$w/a",
+      line: 1,
+      column: 3,
+    });
+    const second = new SystemPromptError("UNKNOWN_VARIABLE", 'unknown variable "y"', {
+      ref: "$w/a",
+      line: 2,
+      column: 3,
+    });
+    withProblems(first, [first, second]);
+    const json = JSON.parse(JSON.stringify(first));
+    expect(json).toMatchObject({ code: "UNKNOWN_VARIABLE", phase: "parse", ref: "$w/a", line: 1, column: 3 });
+    expect(json.problems.map((p: { detail: string }) => p.detail)).toEqual([
+      'unknown variable "x"',
+      'unknown variable "y"',
+    ]);
+    expect(structuredClone(first.toJSON())).toEqual(json);
   });
 });

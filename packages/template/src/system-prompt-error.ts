@@ -1,4 +1,4 @@
-const BRAND = Symbol.for("insomnia.template.error");
+import { hasBrand, InsomniaError, setProblems } from "@insomnia/errors";
 
 /** Every way parsing or rendering a system prompt template can fail. */
 export type SystemPromptErrorCode =
@@ -30,7 +30,7 @@ const RENDER_CODES: ReadonlySet<SystemPromptErrorCode> = new Set<SystemPromptErr
 ]);
 
 /** Location and cause attached to a SystemPromptError. */
-export interface SystemPromptErrorDetails {
+export interface SystemPromptErrorOptions {
   /** Canonical reference of the file where the problem is ("$workspace/a"). */
   ref?: string | undefined;
   /** Real path of that file. */
@@ -44,50 +44,46 @@ export interface SystemPromptErrorDetails {
   cause?: unknown;
 }
 
+/** @internal The same type under the name the checker uses. */
+export type SystemPromptErrorDetails = SystemPromptErrorOptions;
+
 /** The one error class of @insomnia/template; check `code` and `phase`, never the message. */
-export class SystemPromptError extends Error {
+export class SystemPromptError extends InsomniaError<SystemPromptErrorCode> {
+  static readonly brand = Symbol.for("insomnia.template.error");
   override readonly name = "SystemPromptError";
   readonly phase: SystemPromptErrorPhase;
-  readonly code: SystemPromptErrorCode;
-  readonly ref?: string;
-  readonly file?: string;
-  readonly line?: number;
-  readonly column?: number;
-  readonly chain?: readonly string[];
-  /** The message without the `ref:line:col: ` prefix and the chain suffix. */
-  readonly detail: string;
+  /** Include chain from the root instruction to `ref`, root first. */
+  declare readonly chain?: readonly string[];
   /** Every problem the same parse found, in document order, this error first; `[this]` when it was the only one. */
-  readonly problems: readonly SystemPromptError[];
-  readonly [BRAND] = true;
+  declare readonly problems: readonly SystemPromptError[];
 
-  constructor(code: SystemPromptErrorCode, detail: string, details: SystemPromptErrorDetails = {}) {
-    super(formatMessage(code, detail, details), "cause" in details ? { cause: details.cause } : undefined);
-    this.code = code;
+  constructor(code: SystemPromptErrorCode, detail: string, options: SystemPromptErrorOptions = {}) {
+    // A cycle's detail already shows the whole chain.
+    const via =
+      code !== "CYCLE" && options.chain !== undefined && options.chain.length > 1
+        ? `\n  included via ${options.chain.join(" -> ")}`
+        : undefined;
+    // The message names a template by its reference; a file or position without one points nowhere.
+    const located = options.ref !== undefined;
+    const { ref, file, line, column, cause } = options;
+    super(
+      code,
+      detail,
+      located ? { ref, file, line, column, cause, messageSuffix: via } : { cause, messageSuffix: via },
+    );
     this.phase = RENDER_CODES.has(code) ? "render" : "parse";
-    this.detail = detail;
-    if (details.ref !== undefined) this.ref = details.ref;
-    if (details.file !== undefined) this.file = details.file;
-    if (details.line !== undefined) this.line = details.line;
-    if (details.column !== undefined) this.column = details.column;
-    if (details.chain !== undefined) this.chain = Object.freeze([...details.chain]);
-    this.problems = Object.freeze([this]);
+    if (!located) Object.assign(this, definedOnly({ file, line, column }));
+    if (options.chain !== undefined) this.chain = Object.freeze([...options.chain]);
   }
 
   /** True for a SystemPromptError from any installed copy of this package. */
   static is(value: unknown): value is SystemPromptError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    return hasBrand(value, SystemPromptError.brand);
   }
 }
 
-function formatMessage(code: SystemPromptErrorCode, detail: string, d: SystemPromptErrorDetails): string {
-  let where = d.ref ?? "";
-  if (where !== "" && d.line !== undefined) where += `:${d.line}${d.column !== undefined ? `:${d.column}` : ""}`;
-  let message = where === "" ? detail : `${where}: ${detail}`;
-  // A cycle's detail already shows the whole chain.
-  if (code !== "CYCLE" && d.chain !== undefined && d.chain.length > 1) {
-    message += `\n  included via ${d.chain.join(" -> ")}`;
-  }
-  return message;
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }
 
 /**
@@ -95,8 +91,5 @@ function formatMessage(code: SystemPromptErrorCode, detail: string, d: SystemPro
  * order) as its `problems`; parse throws it so callers that want one error get the first.
  */
 export function withProblems(first: SystemPromptError, errors: readonly SystemPromptError[]): SystemPromptError {
-  const all = errors.flatMap((error) => error.problems);
-  const ordered = all[0] === first ? all : [first, ...all.filter((error) => error !== first)];
-  (first as { problems: readonly SystemPromptError[] }).problems = Object.freeze(ordered);
-  return first;
+  return setProblems(first, errors);
 }

@@ -1,5 +1,5 @@
 import { deepFreeze } from "./deep-freeze.ts";
-import { errorText } from "./error-text.ts";
+import { errorText } from "@insomnia/errors";
 import type { ToolCall, ToolMessage } from "./message.ts";
 import type { Tool, ToolDefinition, ToolFactory } from "./tool.ts";
 import { WorkerError } from "./worker-error.ts";

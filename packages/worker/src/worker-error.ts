@@ -1,4 +1,4 @@
-const brand = Symbol.for("insomnia.worker.error");
+import { hasBrand, InsomniaError } from "@insomnia/errors";
 
 /** Every way the worker can fail, as a string-literal union. */
 export type WorkerErrorCode =
@@ -15,25 +15,23 @@ export type WorkerErrorCode =
 export interface WorkerErrorOptions {
   cause?: unknown;
   /** The tool the error is about, where there is one. */
-  tool?: string;
+  tool?: string | undefined;
 }
 
 /** The one error class of @insomnia/worker. */
-export class WorkerError extends Error {
+export class WorkerError extends InsomniaError<WorkerErrorCode> {
+  static readonly brand = Symbol.for("insomnia.worker.error");
   override readonly name = "WorkerError";
-  readonly code: WorkerErrorCode;
   /** The tool the error is about, where there is one. */
   declare readonly tool?: string;
 
-  constructor(code: WorkerErrorCode, message: string, options: WorkerErrorOptions = {}) {
-    super(message, "cause" in options ? { cause: options.cause } : undefined);
-    this.code = code;
-    Object.defineProperty(this, brand, { value: true });
+  constructor(code: WorkerErrorCode, detail: string, options: WorkerErrorOptions = {}) {
+    super(code, detail, { cause: options.cause });
     if (options.tool !== undefined) this.tool = options.tool;
   }
 
   /** True for a WorkerError, also one thrown by another installed copy of this package. */
   static is(value: unknown): value is WorkerError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+    return hasBrand(value, WorkerError.brand);
   }
 }

@@ -1,4 +1,4 @@
-import { errorText } from "./error-text.ts";
+import { errorText } from "@insomnia/errors";
 import type { LlmClient, LlmRequest } from "./llm-client.ts";
 import { normalizeMessage, normalizeToolCalls } from "./message.ts";
 import type { AssistantMessage, Message, ToolCall } from "./message.ts";

@@ -38,7 +38,12 @@ for (const name of names) {
         projectFolder: dir,
         mainEntryPointFilePath: entry,
         compiler: { overrideTsconfig: { compilerOptions: { strict: true, skipLibCheck: true, types: ["node"] } } },
-        apiReport: { enabled: true, reportFolder: join(dir, "api"), reportTempFolder: temp, reportFileName: reportName },
+        apiReport: {
+          enabled: true,
+          reportFolder: join(dir, "api"),
+          reportTempFolder: temp,
+          reportFileName: reportName,
+        },
         docModel: { enabled: false },
         dtsRollup: { enabled: false },
         tsdocMetadata: { enabled: false },

@@ -3,8 +3,8 @@
 //
 //   INSOMNIA_REGISTRY=https://npm.example.internal/ pnpm release
 //
-// The registry is passed to npm/pnpm as the scoped setting `@insomnia:registry`, which
-// takes precedence over each package's `publishConfig.registry` (the default target).
+// The registry is passed to npm/pnpm as the scoped setting `@insomnia:registry`; no
+// package.json names one, so a tarball never points consumers at a developer's registry.
 // Authentication comes from the usual npm config (`//host/:_authToken=...` in .npmrc or
 // NPM_CONFIG_USERCONFIG).
 import { spawnSync } from "node:child_process";

@@ -216,7 +216,7 @@ describe("FileSegmentStore files", () => {
     expect((await readdir(dir)).sort()).toEqual([`${id}.jsonl`]);
   });
 
-  it("lock_file_is_never_seen_without_its_content", async () => {
+  it("lock_file_is_linked_into_place_whole_and_leaves_no_temp_file", async () => {
     // The lock appears by a hard link of a finished temp file, so its first state on disk is
     // whole; no temp file or empty lock is left behind, also when the lock is refused.
     const store = new FileSegmentStore(dir);

@@ -161,21 +161,34 @@ class ThreadStore {
     this.#worker.on("error", (error) => {
       this.#failure = error;
     });
+    this.#worker.on("exit", (code) => {
+      this.#failure ??= new Error(`the other thread exited (code ${code})`);
+    });
   }
 
   send(command: Record<string, unknown>): Promise<Reply> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
-      const onError = (error: Error): void => {
+      const stop = (): void => {
         this.#worker.off("message", onMessage);
+        this.#worker.off("error", onError);
+        this.#worker.off("exit", onExit);
+      };
+      const onError = (error: Error): void => {
+        stop();
         reject(error);
       };
+      const onExit = (code: number): void => {
+        stop();
+        reject(new Error(`the other thread exited (code ${code}) before it answered ${String(command.op)}`));
+      };
       const onMessage = (reply: Reply): void => {
-        this.#worker.off("error", onError);
+        stop();
         resolve(reply);
       };
-      this.#worker.once("message", onMessage);
-      this.#worker.once("error", onError);
+      this.#worker.on("message", onMessage);
+      this.#worker.on("error", onError);
+      this.#worker.on("exit", onExit);
       this.#worker.postMessage(command);
     });
   }

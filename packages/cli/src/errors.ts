@@ -36,6 +36,7 @@ const INTERNAL_CODES: ReadonlySet<string> = new Set([
   "BUSY",
   "DUPLICATE_TOOL",
   "NO_SYSTEM_PROMPT",
+  "WORKER_IN_USE",
 ]);
 
 /** Ours: any error built on the base, or (from a copy of a package older than the base) one carrying a known class brand. */

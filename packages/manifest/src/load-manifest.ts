@@ -16,13 +16,13 @@ export interface LoadManifestOptions {
   /** Directory the pod is started in: default pwd, and where `.insomnia/pod.yaml` is looked for. */
   cwd: string;
   /** XDG_CONFIG_HOME and HOME are read from here (default process.env). */
-  env?: NodeJS.ProcessEnv;
+  env?: NodeJS.ProcessEnv | undefined;
   /** Replaces `<cwd>/.insomnia/pod.yaml` (the CLI's --manifest); relative to cwd; must exist. */
-  manifestFile?: string;
+  manifestFile?: string | undefined;
   /** Overlay expressions, applied in order above every file: `worker.instruction = "$user/foo"`. */
-  overlays?: readonly string[];
+  overlays?: readonly string[] | undefined;
   /** Read the user layer (default true). */
-  userLayer?: boolean;
+  userLayer?: boolean | undefined;
 }
 
 /** The resolved manifest and the layer files actually read. */

@@ -1,6 +1,6 @@
 import { link, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { SegmentStoreError } from "./segment-store-error.ts";
+import { SegmentStoreError, segmentIoError, systemErrorCode } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord, type SegmentScan } from "./segment-codec.ts";
 import { FileSegmentWriter } from "./segment-file-writer.ts";
 import { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
@@ -20,15 +20,6 @@ const SEGMENT_ARTIFACT = /^(seg-[0-9]{10,})\.(?:jsonl|lock|jsonl\.tmp)(?:\..*)?$
 const DIR_SYNC_UNSUPPORTED = new Set(["EISDIR", "EINVAL", "EPERM", "EBADF", "ENOTSUP", "EOPNOTSUPP"]);
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
 
-function errorCode(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
-}
-
-function ioError(file: string, action: string, cause: unknown): SegmentStoreError {
-  if (SegmentStoreError.is(cause)) return cause;
-  return new SegmentStoreError("SEGMENT_IO", `cannot ${action}: ${String(cause)}`, { file, cause });
-}
-
 /** Makes a new directory entry durable; skipped where directories cannot be fsynced. */
 async function syncDirectory(dir: string): Promise<void> {
   let handle: FileHandle | undefined;
@@ -36,7 +27,8 @@ async function syncDirectory(dir: string): Promise<void> {
     handle = await open(dir, "r");
     await handle.sync();
   } catch (error) {
-    if (!DIR_SYNC_UNSUPPORTED.has(errorCode(error) ?? "")) throw ioError(dir, "fsync the directory", error);
+    if (!DIR_SYNC_UNSUPPORTED.has(systemErrorCode(error) ?? ""))
+      throw segmentIoError(dir, "fsync the directory", error);
   } finally {
     await handle?.close();
   }
@@ -73,7 +65,7 @@ export class FileSegmentStore implements SegmentStore {
     try {
       await mkdir(this.dir, { recursive: true });
     } catch (error) {
-      throw ioError(this.dir, "create the segment directory", error);
+      throw segmentIoError(this.dir, "create the segment directory", error);
     }
     const line = encodeSegmentLine(0, json);
     for (let counter = await this.#nextCounter(); ; counter += 1) {
@@ -113,7 +105,7 @@ export class FileSegmentStore implements SegmentStore {
       await handle?.close().catch(() => undefined);
       await unlink(temp).catch(() => undefined);
       await lock.release().catch(() => undefined);
-      throw ioError(file, "create the segment file", error);
+      throw segmentIoError(file, "create the segment file", error);
     }
   }
 
@@ -123,7 +115,7 @@ export class FileSegmentStore implements SegmentStore {
       await link(temp, file);
       return true;
     } catch (error) {
-      const code = errorCode(error);
+      const code = systemErrorCode(error);
       if (code === "EEXIST") return false;
       if (!LINK_UNSUPPORTED.has(code ?? "")) throw error;
     }
@@ -132,7 +124,7 @@ export class FileSegmentStore implements SegmentStore {
     const exists = await stat(file).then(
       () => true,
       (error: unknown) => {
-        if (errorCode(error) === "ENOENT") return false;
+        if (systemErrorCode(error) === "ENOENT") return false;
         throw error;
       },
     );
@@ -146,8 +138,8 @@ export class FileSegmentStore implements SegmentStore {
     try {
       names = await readdir(this.dir);
     } catch (error) {
-      if (errorCode(error) === "ENOENT") return 1;
-      throw ioError(this.dir, "list the segment directory", error);
+      if (systemErrorCode(error) === "ENOENT") return 1;
+      throw segmentIoError(this.dir, "list the segment directory", error);
     }
     let max = 0;
     for (const name of names) {
@@ -195,8 +187,8 @@ export class FileSegmentStore implements SegmentStore {
     try {
       await stat(file);
     } catch (error) {
-      if (errorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
-      throw ioError(file, "open the segment", error);
+      if (systemErrorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
+      throw segmentIoError(file, "open the segment", error);
     }
     const { lock, warnings } = await acquireSegmentLock(this.lockFile(segmentId), segmentId);
     let handle: FileHandle | undefined;
@@ -204,7 +196,7 @@ export class FileSegmentStore implements SegmentStore {
       try {
         handle = await open(file, "r+");
       } catch (error) {
-        if (errorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
+        if (systemErrorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
         throw error;
       }
       const data = await handle.readFile();
@@ -228,7 +220,7 @@ export class FileSegmentStore implements SegmentStore {
     } catch (error) {
       await handle?.close().catch(() => undefined);
       await lock.release().catch(() => undefined);
-      throw ioError(file, "open the segment", error);
+      throw segmentIoError(file, "open the segment", error);
     }
   }
 
@@ -239,8 +231,8 @@ export class FileSegmentStore implements SegmentStore {
     try {
       data = await readFile(file);
     } catch (error) {
-      if (errorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
-      throw ioError(file, "read the segment", error);
+      if (systemErrorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
+      throw segmentIoError(file, "read the segment", error);
     }
     const scan = scanSegment(data, file);
     const warnings = scan.tailReason === undefined ? [] : [this.#tailWarning(file, scan, data.length, false)];
@@ -252,8 +244,8 @@ export class FileSegmentStore implements SegmentStore {
     try {
       names = await readdir(this.dir);
     } catch (error) {
-      if (errorCode(error) === "ENOENT") return [];
-      throw ioError(this.dir, "list the segment directory", error);
+      if (systemErrorCode(error) === "ENOENT") return [];
+      throw segmentIoError(this.dir, "list the segment directory", error);
     }
     const ids: string[] = [];
     for (const name of names) {

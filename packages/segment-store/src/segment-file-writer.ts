@@ -1,3 +1,4 @@
+import { errorText } from "@insomnia/errors";
 import type { FileHandle } from "node:fs/promises";
 import { SegmentStoreError } from "./segment-store-error.ts";
 import { encodeSegmentLine, serializeSegmentRecord } from "./segment-codec.ts";
@@ -79,7 +80,7 @@ export class FileSegmentWriter implements SegmentWriter {
       // record behind garbage, which reads as mid-file corruption. Refuse further appends.
       this.#failure = new SegmentStoreError(
         "SEGMENT_IO",
-        `appending record ${this.#nextSeq} to segment ${this.segmentId} failed (${String(cause)}); ` +
+        `appending record ${this.#nextSeq} to segment ${this.segmentId} failed (${errorText(cause)}); ` +
           `this writer accepts no more records — close it and open the segment again to recover its tail`,
         { file: this.#file, cause },
       );

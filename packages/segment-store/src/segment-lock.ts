@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { link, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { SegmentStoreError } from "./segment-store-error.ts";
+import { SegmentStoreError, segmentIoError, systemErrorCode } from "./segment-store-error.ts";
 import type { SegmentWarning } from "./segment-store.ts";
 
 /*
@@ -76,14 +76,6 @@ function processId(): string {
   return thisProcessId;
 }
 
-function errorCode(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
-}
-
-function ioError(file: string, action: string, cause: unknown): SegmentStoreError {
-  return new SegmentStoreError("SEGMENT_IO", `cannot ${action}: ${String(cause)}`, { file, cause });
-}
-
 function parseHolder(raw: string): LockHolder {
   const [pidText = "", host, token, process] = raw.split("\n");
   const pid = /^[1-9][0-9]{0,9}$/.test(pidText) ? Number(pidText) : undefined;
@@ -110,7 +102,7 @@ function staleReason(holder: LockHolder): string | undefined {
   try {
     process.kill(holder.pid, 0);
   } catch (error) {
-    return errorCode(error) === "ESRCH"
+    return systemErrorCode(error) === "ESRCH"
       ? `it was left by process ${holder.pid} on ${holder.host}, which is no longer running`
       : undefined;
   }
@@ -143,8 +135,8 @@ async function readHolder(file: string): Promise<LockHolder | undefined> {
   try {
     return parseHolder(await readFile(file, "utf8"));
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return undefined;
-    throw ioError(file, "read the lock file", error);
+    if (systemErrorCode(error) === "ENOENT") return undefined;
+    throw segmentIoError(file, "read the lock file", error);
   }
 }
 
@@ -171,7 +163,7 @@ export async function acquireSegmentLock(
       try {
         await unlink(file);
       } catch (error) {
-        if (errorCode(error) !== "ENOENT") throw ioError(file, "remove the lock file", error);
+        if (systemErrorCode(error) !== "ENOENT") throw segmentIoError(file, "remove the lock file", error);
       }
     },
   };
@@ -184,15 +176,15 @@ async function placeLockFile(file: string, content: string, token: string): Prom
   try {
     await writeFile(temp, content, { flag: "wx" });
   } catch (error) {
-    throw ioError(file, "create the lock file", error);
+    throw segmentIoError(file, "create the lock file", error);
   }
   try {
     await link(temp, file);
     return true;
   } catch (error) {
-    const code = errorCode(error);
+    const code = systemErrorCode(error);
     if (code === "EEXIST") return false;
-    if (!LINK_UNSUPPORTED.has(code ?? "")) throw ioError(file, "create the lock file", error);
+    if (!LINK_UNSUPPORTED.has(code ?? "")) throw segmentIoError(file, "create the lock file", error);
   } finally {
     await unlink(temp).catch(() => undefined);
   }
@@ -201,8 +193,8 @@ async function placeLockFile(file: string, content: string, token: string): Prom
     await writeFile(file, content, { flag: "wx" });
     return true;
   } catch (error) {
-    if (errorCode(error) === "EEXIST") return false;
-    throw ioError(file, "create the lock file", error);
+    if (systemErrorCode(error) === "EEXIST") return false;
+    throw segmentIoError(file, "create the lock file", error);
   }
 }
 
@@ -225,8 +217,8 @@ async function createLockFile(
     try {
       await rename(file, aside);
     } catch (error) {
-      if (errorCode(error) === "ENOENT") continue;
-      throw ioError(file, "take over the stale lock file", error);
+      if (systemErrorCode(error) === "ENOENT") continue;
+      throw segmentIoError(file, "take over the stale lock file", error);
     }
     const moved = await readFile(aside, "utf8").catch(() => undefined);
     if (moved !== holder.raw) {

@@ -1,4 +1,4 @@
-import { hasBrand, InsomniaError } from "@insomnia/errors";
+import { errorText, hasBrand, InsomniaError } from "@insomnia/errors";
 
 /**
  * Machine-readable reason of a {@link SegmentStoreError}; the codes are a contract, every store
@@ -27,4 +27,15 @@ export class SegmentStoreError extends InsomniaError<SegmentStoreErrorCode> {
   static is(value: unknown): value is SegmentStoreError {
     return hasBrand(value, SegmentStoreError.brand);
   }
+}
+
+/** A failed file-system call as a SEGMENT_IO error (one of ours passes through as it is). */
+export function segmentIoError(file: string, action: string, cause: unknown): SegmentStoreError {
+  if (SegmentStoreError.is(cause)) return cause;
+  return new SegmentStoreError("SEGMENT_IO", `cannot ${action}: ${errorText(cause)}`, { file, cause });
+}
+
+/** The `code` of a Node.js system error (ENOENT, EEXIST, …), if any. */
+export function systemErrorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
 }

@@ -1,5 +1,15 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -7,7 +17,11 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type LocalRegistry, startRegistry } from "./registry.ts";
 
 const repoRoot = join(import.meta.dirname, "..", "..");
-const packages = ["scope", "manifest", "prompt-loader", "template", "worker", "pod", "cli"];
+/** Every published package of the workspace, by directory name. */
+const packages = readdirSync(join(repoRoot, "packages")).filter((name) => {
+  const manifest = join(repoRoot, "packages", name, "package.json");
+  return existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { private?: boolean }).private !== true;
+});
 
 let work: string;
 let copy: string;
@@ -113,6 +127,28 @@ describe("publishing to a private registry", () => {
         if (dep.startsWith("@insomnia/")) expect(range).toMatch(/^\^\d+\.\d+\.\d+$/);
       }
     }
+  });
+
+  test("every package installs alone and loads through import and through require() from CommonJS", () => {
+    const loaded: Record<string, { esm: number; cjs: number }> = {};
+    for (const name of packages) {
+      const dir = consumerProject(`consumer-alone-${name}`);
+      npmInstall(dir, [`@insomnia/${name}`]);
+      writeFileSync(
+        join(dir, "esm.mjs"),
+        `const m = await import("@insomnia/${name}"); console.log(Object.keys(m).length);`,
+      );
+      writeFileSync(
+        join(dir, "cjs.cjs"),
+        `const m = require("@insomnia/${name}"); console.log(Object.keys(m).length);`,
+      );
+      const esm = Number(run(process.execPath, ["esm.mjs"], { cwd: dir }).trim());
+      const cjs = Number(run(process.execPath, ["cjs.cjs"], { cwd: dir }).trim());
+      loaded[name] = { esm, cjs };
+      expect(esm, name).toBeGreaterThan(0);
+      expect(cjs, name).toBe(esm);
+    }
+    expect(Object.keys(loaded).sort()).toEqual([...packages].sort());
   });
 
   test("a change to one package bumps that package and its dependents, not the others", () => {

@@ -1,7 +1,26 @@
 const CLI_ERROR_BRAND = Symbol.for("insomnia.cli.error");
 
 /** Machine-readable reason of a {@link CliError}. */
-export type CliErrorCode = "USAGE" | "FILE_EXISTS" | "BAD_CWD";
+export type CliErrorCode =
+  | "USAGE"
+  | "FILE_EXISTS"
+  | "BAD_CWD"
+  /** `pod run` without a provider block, or with a kind it does not know. */
+  | "NO_PROVIDER"
+  /** No API key where the provider needs one (nothing is sent). */
+  | "NO_API_KEY"
+  /** `provider.api_key_file` cannot be read. */
+  | "API_KEY_UNREADABLE"
+  /** `pod resume` or `pod log` with no conversation in the store. */
+  | "NO_CONVERSATION";
+
+const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
+  "FILE_EXISTS",
+  "NO_PROVIDER",
+  "NO_API_KEY",
+  "API_KEY_UNREADABLE",
+  "NO_CONVERSATION",
+]);
 
 /** Exit status of a CLI failure: 1 for a problem in the user's files, 2 for wrong usage. */
 export type CliErrorKind = "user" | "usage";
@@ -12,6 +31,10 @@ export interface CliErrorOptions {
   cause?: unknown;
   /** The file the problem is about. */
   file?: string;
+  /** 1-based line in `file`. */
+  line?: number;
+  /** 1-based column in `file`. */
+  column?: number;
 }
 
 /** The one error class of @insomnia/cli: wrong usage, or a refusal such as overwriting a file. */
@@ -21,17 +44,22 @@ export class CliError extends Error {
   readonly code: CliErrorCode;
   /** The file the problem is about, when there is one. */
   readonly file?: string;
+  /** 1-based position in `file`, when known. */
+  readonly line?: number;
+  readonly column?: number;
   readonly [CLI_ERROR_BRAND] = true;
 
   constructor(code: CliErrorCode, message: string, options: CliErrorOptions = {}) {
     super(message, "cause" in options ? { cause: options.cause } : undefined);
     this.code = code;
     if (options.file !== undefined) this.file = options.file;
+    if (options.line !== undefined) this.line = options.line;
+    if (options.column !== undefined) this.column = options.column;
   }
 
   /** Whether the user typed the command wrong (exit 2) or their files are the problem (exit 1). */
   get kind(): CliErrorKind {
-    return this.code === "FILE_EXISTS" ? "user" : "usage";
+    return USER_CODES.has(this.code) ? "user" : "usage";
   }
 
   /** True for a CliError from any installed copy of this package. */

@@ -1,5 +1,5 @@
 import type { Message, ToolDefinition } from "@insomnia/worker";
-import type { JSONValue, ModelMessage, SystemModelMessage, ToolSet } from "ai";
+import type { ModelMessage, SystemModelMessage, ToolSet } from "ai";
 import { jsonSchema, tool } from "ai";
 
 /** Which prompt-cache hints a request carries. */
@@ -81,9 +81,4 @@ export function modelTools(definitions: readonly ToolDefinition[]): ToolSet | un
     });
   }
   return tools;
-}
-
-/** A tool call's input as plain JSON data (an unparseable one stays the raw string the model sent). */
-export function toolInput(input: unknown): JSONValue {
-  return input === undefined ? {} : (input as JSONValue);
 }

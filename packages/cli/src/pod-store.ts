@@ -26,6 +26,15 @@ export function podDirectoryName(manifest: PodManifest): string {
   return `${name}-${hash}`;
 }
 
+/**
+ * OpenAI's `prompt_cache_key` for one segment of one pod: segment ids repeat across pods
+ * (each store numbers its own), so the pod's directory name is hashed in. At most 40 characters.
+ */
+export function promptCacheKey(manifest: PodManifest, segmentId: string): string {
+  const pod = createHash("sha256").update(podDirectoryName(manifest)).digest("hex").slice(0, 16);
+  return `insomnia-${pod}-${segmentId.slice(0, 14)}`;
+}
+
 /** `$XDG_STATE_HOME/insomnia/pods` (`~/.local/state/insomnia/pods` when unset or relative). */
 export function defaultStoreRoot(env: CliIo["env"]): string {
   const state = env.XDG_STATE_HOME;

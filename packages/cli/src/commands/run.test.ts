@@ -217,6 +217,7 @@ describe("providers", () => {
     const env = await workspace(server, { kind: "openai", model: "gpt-5" });
     expect((await pod(env, "run", "--now", NOW, "hi")).stdout).toBe("from openai\n");
     expect((await pod(env, "run", "hi again")).code).toBe(0);
+    expect(body(server.requests[0]).prompt_cache_key).toBe(body(server.requests[1]).prompt_cache_key);
     const prompt = await promptText(env);
     const [segment] = await new FileSegmentStore(await podStoreDir(env)).listSegments();
     for (const request of server.requests) {
@@ -224,7 +225,7 @@ describe("providers", () => {
       expect(request.headers.authorization).toBe("Bearer sk-test");
       // gpt-5 is a reasoning model: the SDK sends the system prompt as the developer message.
       expect((body(request).input as Json[])[0]).toEqual({ role: "developer", content: prompt });
-      expect(body(request).prompt_cache_key).toBe(segment);
+      expect(body(request).prompt_cache_key).toMatch(new RegExp(`^insomnia-[0-9a-f]{16}-${segment}$`));
     }
   });
 

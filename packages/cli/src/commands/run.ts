@@ -8,7 +8,7 @@ import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Style } from "../output.ts";
-import { openPodStore } from "../pod-store.ts";
+import { openPodStore, promptCacheKey } from "../pod-store.ts";
 import { apiKey, languageModel, providerChoice } from "../provider-model.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
@@ -114,8 +114,8 @@ async function session(
       maxOutputTokens: manifest.worker.max_tokens,
       temperature: manifest.worker.temperature,
       abortSignal: interrupt.signal,
-      // OpenAI's prompt_cache_key: one per segment, so a conversation's requests share a cache.
-      cacheKey: () => pod?.segmentId,
+      // OpenAI's prompt_cache_key: one per pod segment, so a conversation's requests share a cache.
+      cacheKey: () => (pod?.segmentId === undefined ? undefined : promptCacheKey(manifest, pod.segmentId)),
       onWarning: (warning) => writeWarning(io, style, { code: "PROVIDER_WARNING", message: warning.message }),
     });
     const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });

@@ -1,5 +1,5 @@
 import { loadManifest } from "@insomnia/manifest";
-import type { SegmentRecord, SegmentStartRecord } from "@insomnia/pod";
+import type { SegmentRecord } from "@insomnia/pod";
 import type { Message } from "@insomnia/worker";
 import type { LogOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
@@ -69,7 +69,8 @@ export async function runLog(options: LogOptions, io: CliIo): Promise<number> {
     seen.add(id);
     const { records, warnings } = await store.readSegment(id);
     for (const warning of warnings) writeWarning(io, style, warning);
-    const start = records[0] as SegmentStartRecord;
+    const start = records[0];
+    if (start?.type !== "segment_start") break;
     segments.unshift({
       id,
       createdAt: start.createdAt,

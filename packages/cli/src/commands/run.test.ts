@@ -169,6 +169,7 @@ describe("pod run", () => {
 
     const run = await pod(env, "run", "next");
     expect([run.code, run.stdout]).toEqual([0, "after compaction\n"]);
+    expect(run.stderr).toMatch(/^pod: 1 model call, /);
     expect(server.requests.map(systemOf)).toEqual([prompt, prompt]);
     // Anthropic takes consecutive user messages as one: the summary, then the new message.
     expect(body(server.requests[1]).messages).toEqual([
@@ -297,6 +298,27 @@ describe("failures lose nothing", () => {
     const nothing = await pod(env, "resume");
     expect([nothing.code, nothing.stdout]).toEqual([0, ""]);
     expect(nothing.stderr).toMatch(/nothing to resume/);
+  });
+
+  test("a_new_message_after_an_unanswered_one_warns_and_keeps_both", async () => {
+    const server = await serve([
+      { status: 401, body: '{"type":"error","error":{"message":"bad key"}}' },
+      { text: "both seen" },
+    ]);
+    const env = await workspace(server);
+    expect((await pod(env, "run", "first")).code).toBe(1);
+    const run = await pod(env, "run", "second");
+    expect([run.code, run.stdout]).toEqual([0, "both seen\n"]);
+    expect(run.stderr).toMatch(/^pod: warning: TURN_UNFINISHED: the previous message got no answer yet/);
+    expect(body(server.requests[1]).messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "first" },
+          { type: "text", text: "second", cache_control: { type: "ephemeral" } },
+        ],
+      },
+    ]);
   });
 
   test("each_provider_failure_has_its_code_and_exit_1", async () => {

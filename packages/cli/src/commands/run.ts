@@ -100,13 +100,14 @@ async function session(
     );
   }
 
-  const [{ aiSdkClient, AiSdkError }, { Worker, WorkerError }, { Pod }, { PromptLoader }, model] = await Promise.all([
-    import("@insomnia/ai-sdk"),
-    import("@insomnia/worker"),
-    import("@insomnia/pod"),
-    import("@insomnia/prompt-loader"),
-    languageModel(choice, key),
-  ]);
+  const [{ aiSdkClient, AiSdkError }, { Worker, WorkerError }, { Pod, SUMMARY_PREFIX }, { PromptLoader }, model] =
+    await Promise.all([
+      import("@insomnia/ai-sdk"),
+      import("@insomnia/worker"),
+      import("@insomnia/pod"),
+      import("@insomnia/prompt-loader"),
+      languageModel(choice, key),
+    ]);
   const interrupt = interruption(io);
   let pod: Pod | undefined;
   try {
@@ -131,7 +132,11 @@ async function session(
             notifier,
             ...(clock === undefined ? {} : { clock }),
           });
-    if (turn !== undefined && worker.getHistory().at(-1)?.role === "user") {
+    const history = worker.getHistory();
+    const last = history.at(-1);
+    // A compacted segment starts with its summary, a user message that is not waiting for an answer.
+    const onlySummary = history.length === 1 && last?.role === "user" && last.content.startsWith(SUMMARY_PREFIX);
+    if (turn !== undefined && last?.role === "user" && !onlySummary) {
       writeWarning(io, style, {
         code: "TURN_UNFINISHED",
         message: "the previous message got no answer yet (pod resume retries it); this one is added after it",

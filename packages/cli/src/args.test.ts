@@ -86,3 +86,50 @@ describe("parseInvocation", () => {
     expect(usageMessage(["help", "nope"])).toMatch(/unknown command 'nope'/);
   });
 });
+
+describe("parseInvocation: run, resume, log", () => {
+  test("run_takes_its_message_words_and_every_flag", () => {
+    expect(
+      parseInvocation([
+        "run",
+        "--new",
+        "--store",
+        "logs",
+        "--now",
+        "2026-01-02T03:04:05Z",
+        "--overlay",
+        "worker.max_turns = 3",
+        "fix",
+        "the",
+        "tests",
+      ]),
+    ).toEqual({
+      command: "run",
+      options: {
+        input: ["fix", "the", "tests"],
+        new: true,
+        store: "logs",
+        now: new Date("2026-01-02T03:04:05Z"),
+        overlays: ["worker.max_turns = 3"],
+      },
+    });
+    expect(parseInvocation(["run"])).toEqual({ command: "run", options: { input: [], new: false, overlays: [] } });
+  });
+
+  test("resume_and_log_take_no_words", () => {
+    expect(parseInvocation(["log", "--json"])).toEqual({ command: "log", options: { json: true, overlays: [] } });
+    expect(parseInvocation(["resume", "--store", "s"])).toEqual({
+      command: "resume",
+      options: { store: "s", overlays: [] },
+    });
+    expect(usageMessage(["resume", "now"])).toBe("unexpected argument 'now' (see 'pod resume --help')");
+    expect(usageMessage(["log", "--new"])).toMatch(/^Unknown option '--new'/);
+  });
+
+  test("an_empty_store_or_bad_now_is_a_usage_error", () => {
+    expect(usageMessage(["run", "--store", "", "hi"])).toBe(
+      "--store needs a directory or a postgres:// URL, got an empty value (see 'pod run --help')",
+    );
+    expect(usageMessage(["resume", "--now", "yesterday"])).toMatch(/^--now 'yesterday' is not an RFC 3339 date-time/);
+  });
+});

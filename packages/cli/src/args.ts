@@ -4,7 +4,7 @@ import { CliError } from "./cli-error.ts";
 import { parseRfc3339 } from "./rfc3339.ts";
 
 /** The commands of `pod`. */
-export const COMMAND_NAMES = ["prompt", "check", "init"] as const;
+export const COMMAND_NAMES = ["prompt", "check", "init", "run", "resume", "log"] as const;
 /** One command of `pod`. */
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -43,6 +43,31 @@ export const COMMAND_OPTIONS = {
     force: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
+  run: {
+    cwd: { type: "string" },
+    manifest: { type: "string" },
+    overlay: { type: "string", multiple: true },
+    now: { type: "string" },
+    store: { type: "string" },
+    new: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  resume: {
+    cwd: { type: "string" },
+    manifest: { type: "string" },
+    overlay: { type: "string", multiple: true },
+    now: { type: "string" },
+    store: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+  log: {
+    cwd: { type: "string" },
+    manifest: { type: "string" },
+    overlay: { type: "string", multiple: true },
+    store: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
 } as const satisfies Record<CommandName, Record<string, OptionSpec>>;
 
 /** Where the manifest comes from: the flags shared by `prompt` and `check`. */
@@ -73,6 +98,34 @@ export interface CheckOptions extends ManifestOptions {
   json: boolean;
 }
 
+/** Where the pod's log is: the flags shared by `run`, `resume` and `log`. */
+export interface StoreOptions extends ManifestOptions {
+  /** `--store DIR|postgres://…` as typed (else INSOMNIA_STORE, else the default). */
+  store?: string;
+}
+
+/** Options of `pod run`. */
+export interface RunOptions extends StoreOptions {
+  /** The words of the message; empty means: read it from stdin. */
+  input: string[];
+  /** Start a new conversation instead of continuing the latest one. */
+  new: boolean;
+  /** Fixed date and time for the prompt and the log (`--now`). */
+  now?: Date;
+}
+
+/** Options of `pod resume`. */
+export interface ResumeOptions extends StoreOptions {
+  /** Fixed date and time for the log (`--now`). */
+  now?: Date;
+}
+
+/** Options of `pod log`. */
+export interface LogOptions extends StoreOptions {
+  /** Print the conversation as one JSON object. */
+  json: boolean;
+}
+
 /** Options of `pod init`. */
 export interface InitOptions {
   /** Directory to initialise, as typed (relative to the process cwd). */
@@ -87,7 +140,10 @@ export type Invocation =
   | { command: "version" }
   | { command: "prompt"; options: PromptOptions }
   | { command: "check"; options: CheckOptions }
-  | { command: "init"; options: InitOptions };
+  | { command: "init"; options: InitOptions }
+  | { command: "run"; options: RunOptions }
+  | { command: "resume"; options: ResumeOptions }
+  | { command: "log"; options: LogOptions };
 
 function isCommandName(value: string): value is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(value);
@@ -127,6 +183,20 @@ function withDefined<T extends object>(base: T, extra: Record<string, unknown>):
   return out as T;
 }
 
+function parseNow(value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const now = parseRfc3339(value);
+  if (now === undefined) {
+    throw new CliError("USAGE", `--now '${value}' is not an RFC 3339 date-time such as 2026-01-02T03:04:05Z`);
+  }
+  return now;
+}
+
+function rejectEmptyStore(store: string | undefined, hint: string): void {
+  if (store === "")
+    throw new CliError("USAGE", `--store needs a directory or a postgres:// URL, got an empty value (see '${hint}')`);
+}
+
 /** Parses `pod`'s argv (without node and the script); throws CliError("USAGE") on wrong usage. */
 export function parseInvocation(argv: readonly string[]): Invocation {
   const first = argv[0];
@@ -157,16 +227,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       if (values.explain === true && values.json === true) {
         throw new CliError("USAGE", `--explain and --json cannot be combined (see '${hint}')`);
       }
-      let now: Date | undefined;
-      if (values.now !== undefined) {
-        now = parseRfc3339(values.now);
-        if (now === undefined) {
-          throw new CliError(
-            "USAGE",
-            `--now '${values.now}' is not an RFC 3339 date-time such as 2026-01-02T03:04:05Z`,
-          );
-        }
-      }
+      const now = parseNow(values.now);
       for (const tool of values.tool ?? []) {
         if (tool.trim() === "" || tool !== tool.trim()) {
           throw new CliError("USAGE", `--tool '${tool}' is not a tool name (empty or surrounded by spaces)`);
@@ -206,6 +267,47 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       return {
         command: "init",
         options: withDefined<InitOptions>({ force: values.force === true }, { cwd: values.cwd }),
+      };
+    }
+    case "run": {
+      const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.run, hint);
+      if (values.help === true) return { command: "help", topic: first };
+      rejectEmptyPaths(values, hint);
+      rejectEmptyStore(values.store, hint);
+      return {
+        command: "run",
+        options: withDefined<RunOptions>(
+          { overlays: values.overlay ?? [], input: positionals, new: values.new === true },
+          { cwd: values.cwd, manifest: values.manifest, store: values.store, now: parseNow(values.now) },
+        ),
+      };
+    }
+    case "resume": {
+      const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.resume, hint);
+      if (values.help === true) return { command: "help", topic: first };
+      rejectPositionals(positionals, hint);
+      rejectEmptyPaths(values, hint);
+      rejectEmptyStore(values.store, hint);
+      return {
+        command: "resume",
+        options: withDefined<ResumeOptions>(
+          { overlays: values.overlay ?? [] },
+          { cwd: values.cwd, manifest: values.manifest, store: values.store, now: parseNow(values.now) },
+        ),
+      };
+    }
+    case "log": {
+      const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.log, hint);
+      if (values.help === true) return { command: "help", topic: first };
+      rejectPositionals(positionals, hint);
+      rejectEmptyPaths(values, hint);
+      rejectEmptyStore(values.store, hint);
+      return {
+        command: "log",
+        options: withDefined<LogOptions>(
+          { overlays: values.overlay ?? [], json: values.json === true },
+          { cwd: values.cwd, manifest: values.manifest, store: values.store },
+        ),
       };
     }
   }

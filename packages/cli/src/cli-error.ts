@@ -1,7 +1,26 @@
 import { hasBrand, InsomniaError } from "@insomnia/errors";
 
 /** Machine-readable reason of a {@link CliError}. */
-export type CliErrorCode = "USAGE" | "FILE_EXISTS" | "BAD_CWD";
+export type CliErrorCode =
+  | "USAGE"
+  | "FILE_EXISTS"
+  | "BAD_CWD"
+  /** `pod run` without a provider block, or with a kind it does not know. */
+  | "NO_PROVIDER"
+  /** No API key where the provider needs one (nothing is sent). */
+  | "NO_API_KEY"
+  /** `provider.api_key_file` cannot be read. */
+  | "API_KEY_UNREADABLE"
+  /** `pod resume` or `pod log` with no conversation in the store. */
+  | "NO_CONVERSATION";
+
+const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
+  "FILE_EXISTS",
+  "NO_PROVIDER",
+  "NO_API_KEY",
+  "API_KEY_UNREADABLE",
+  "NO_CONVERSATION",
+]);
 
 /** Exit status of a CLI failure: 1 for a problem in the user's files, 2 for wrong usage. */
 export type CliErrorKind = "user" | "usage";
@@ -12,6 +31,10 @@ export interface CliErrorOptions {
   cause?: unknown;
   /** The file the problem is about. */
   file?: string | undefined;
+  /** 1-based line in `file`. */
+  line?: number | undefined;
+  /** 1-based column in `file`. */
+  column?: number | undefined;
 }
 
 /** The one error class of @insomnia/cli: wrong usage, or a refusal such as overwriting a file. */
@@ -20,12 +43,12 @@ export class CliError extends InsomniaError<CliErrorCode> {
   override readonly name = "CliError";
 
   constructor(code: CliErrorCode, detail: string, options: CliErrorOptions = {}) {
-    super(code, detail, { file: options.file, cause: options.cause });
+    super(code, detail, { file: options.file, line: options.line, column: options.column, cause: options.cause });
   }
 
   /** Whether the user typed the command wrong (exit 2) or their files are the problem (exit 1). */
   get kind(): CliErrorKind {
-    return this.code === "FILE_EXISTS" ? "user" : "usage";
+    return USER_CODES.has(this.code) ? "user" : "usage";
   }
 
   /** True for a CliError from any installed copy of this package. */

@@ -143,6 +143,8 @@ export function classifyError(error: unknown): Classification {
       message: error.detail,
       severity: "error",
       ...(error.file === undefined ? {} : { file: error.file }),
+      ...(error.line === undefined ? {} : { line: error.line }),
+      ...(error.column === undefined ? {} : { column: error.column }),
     };
     return { kind: error.kind, problem };
   }

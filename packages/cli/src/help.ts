@@ -2,12 +2,15 @@ import type { CommandName } from "./args.ts";
 
 const MAIN_HELP = `Usage: pod <command> [flags]
 
-Assembles and checks the system prompt of an insomnia pod.
+Assembles and checks the system prompt of an insomnia pod, and runs the pod.
 
 Commands:
   prompt   print the system prompt a pod started here would send
   check    load the manifest and parse the instruction with every include; report all problems
   init     create .insomnia/pod.yaml and .insomnia/prompts/instruction.md
+  run      send a message to the pod's model; a second run continues the conversation
+  resume   continue an interrupted turn (after a provider error or Ctrl-C)
+  log      show the conversation with each turn's token and cache figures
 
 Flags:
   -h, --help      show help (also: pod <command> --help, pod help <command>)
@@ -21,6 +24,20 @@ const MANIFEST_FLAGS = `  --cwd DIR          directory the pod starts in (defaul
   --manifest FILE    use FILE instead of <cwd>/.insomnia/pod.yaml
   --overlay EXPR     apply a manifest overlay, e.g. --overlay 'worker.instruction = "$user/foo"'
                      (repeatable; later overlays win)`;
+
+const STORE_FLAGS = `  --store DIR|URL    where the log is kept: a directory holding one directory per pod
+                     (default: INSOMNIA_STORE, else $XDG_STATE_HOME/insomnia/pods,
+                     ~/.local/state/insomnia/pods when unset); postgres:// URLs arrive
+                     with @insomnia/segment-store-postgres`;
+
+const RUN_FOOTER = `The model is the manifest's provider block (kind anthropic, openai or
+openai-compatible; model; base_url; api_key_file, else ANTHROPIC_API_KEY or
+OPENAI_API_KEY). worker.max_tokens, max_turns and temperature reach the model.
+Stdout gets the model's final text only; tool calls, warnings and a one-line usage
+summary go to stderr. Exit status: 0 answered, 1 a problem in your files, provider or
+key (the conversation is kept: pod resume retries), 2 wrong usage, 70 a bug in pod,
+130 stopped by Ctrl-C (what was logged stays; pod resume continues).
+`;
 
 const COMMAND_HELP: Record<CommandName, string> = {
   prompt: `Usage: pod prompt [flags]
@@ -59,6 +76,46 @@ an existing file.
 Flags:
   --cwd DIR          directory to initialise (default: the current directory)
   --force            overwrite existing files
+  -h, --help         show this help
+`,
+  run: `Usage: pod run [flags] [message...]
+
+Sends one user message (the words, or stdin when there are none) to the pod's model
+and prints the final answer. A second pod run in the same workspace continues the
+same conversation: restored from the log, its system prompt byte for byte as stored,
+never re-rendered (a changed instruction file gives a SOURCES_CHANGED warning).
+
+Flags:
+${MANIFEST_FLAGS}
+  --now RFC3339      fix the date and time rendered into a new prompt and stamped on the log
+  --new              start a new conversation instead of continuing the latest one
+${STORE_FLAGS}
+  -h, --help         show this help
+
+${RUN_FOOTER}`,
+  resume: `Usage: pod resume [flags]
+
+Continues the latest conversation's interrupted turn: a message that got no answer
+(a provider error, Ctrl-C) is sent again; tool calls that got no result are run.
+Does nothing when the last turn finished.
+
+Flags:
+${MANIFEST_FLAGS}
+  --now RFC3339      fix the date and time stamped on the log
+${STORE_FLAGS}
+  -h, --help         show this help
+
+${RUN_FOOTER}`,
+  log: `Usage: pod log [flags]
+
+Shows the latest conversation (its segments, oldest first, with compaction summaries):
+every message, tool call and result, each turn's token usage and cache-read share,
+and the total.
+
+Flags:
+${MANIFEST_FLAGS}
+${STORE_FLAGS}
+  --json             print { store, segments, turns, usage } as one JSON object
   -h, --help         show this help
 `,
 };

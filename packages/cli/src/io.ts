@@ -10,4 +10,8 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   /** Directory relative flags (--cwd, --manifest) are resolved against. */
   cwd: string;
+  /** Where `pod run` reads its message when given no words (default: process.stdin). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Aborted to stop a running turn (default: the first Ctrl-C, SIGINT, of this process). */
+  signal?: AbortSignal;
 }

@@ -34,6 +34,12 @@ async function dispatch(invocation: Invocation, io: CliIo): Promise<number> {
       return (await import("./commands/check.ts")).runCheck(invocation.options, io);
     case "init":
       return (await import("./commands/init.ts")).runInit(invocation.options, io);
+    case "run":
+      return (await import("./commands/run.ts")).runRun(invocation.options, io);
+    case "resume":
+      return (await import("./commands/run.ts")).runResume(invocation.options, io);
+    case "log":
+      return (await import("./commands/log.ts")).runLog(invocation.options, io);
   }
 }
 

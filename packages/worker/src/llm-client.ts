@@ -1,4 +1,4 @@
-import type { Message, ToolCall } from "./message.ts";
+import type { LlmUsage, Message, ToolCall } from "./message.ts";
 import type { ToolDefinition } from "./tool.ts";
 
 /** What the worker sends to the model on every iteration. */
@@ -11,11 +11,15 @@ export interface LlmRequest {
   readonly tools: readonly ToolDefinition[];
 }
 
-/** What the model answers: text, and tool calls when it wants tools run. */
+/** What the model answers: text, tool calls when it wants tools run, and token usage when the client knows it. */
 export interface LlmResponse {
   readonly content: string;
   readonly toolCalls?: readonly ToolCall[];
+  /** Tokens this call used, as the provider reported them; kept on the assistant message. */
+  readonly usage?: LlmUsage;
 }
+
+export type { LlmUsage } from "./message.ts";
 
 /** The model behind the worker; an adapter to a real API implements this. */
 export interface LlmClient {

@@ -13,11 +13,25 @@ export interface UserMessage {
   readonly content: string;
 }
 
-/** A message from the model; `toolCalls` is absent when the model requested none. */
+/**
+ * Tokens one model call used, each absent when the provider did not report it.
+ * `inputTokens` counts the whole input, cached parts included.
+ */
+export interface LlmUsage {
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  /** Input tokens read from the provider's prompt cache. */
+  readonly cacheReadTokens?: number;
+  /** Input tokens written to the provider's prompt cache. */
+  readonly cacheWriteTokens?: number;
+}
+
+/** A message from the model; `toolCalls` is absent when the model requested none, `usage` when unknown. */
 export interface AssistantMessage {
   readonly role: "assistant";
   readonly content: string;
   readonly toolCalls?: readonly ToolCall[];
+  readonly usage?: LlmUsage;
 }
 
 /** The result of one tool call; `isError` is present (and true) only for failures. */
@@ -67,6 +81,41 @@ export function normalizeToolCalls(value: unknown): readonly ToolCall[] | undefi
   return calls.length === 0 ? undefined : deepFreeze(calls);
 }
 
+const USAGE_FIELDS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"] as const;
+
+/**
+ * Checks a usage object (undefined allowed) and returns a fresh frozen copy holding only
+ * the known fields, or a sentence saying what is wrong. An object with no field counts as none.
+ */
+export function normalizeUsage(value: unknown): LlmUsage | undefined | string {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) return `usage must be an object, got ${describe(value)}`;
+  const usage: Record<string, number> = {};
+  for (const field of USAGE_FIELDS) {
+    const count = value[field];
+    if (count === undefined) continue;
+    if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0) {
+      return `usage.${field} must be a whole number of tokens (0 or more), got ${typeof count === "number" ? String(count) : describe(count)}`;
+    }
+    usage[field] = count;
+  }
+  return Object.keys(usage).length === 0 ? undefined : Object.freeze(usage);
+}
+
+/** An assistant message from checked parts: absent parts are left out, not set to undefined. */
+export function assistantMessage(
+  content: string,
+  toolCalls: readonly ToolCall[] | undefined,
+  usage: LlmUsage | undefined,
+): AssistantMessage {
+  return Object.freeze({
+    role: "assistant",
+    content,
+    ...(toolCalls === undefined ? {} : { toolCalls }),
+    ...(usage === undefined ? {} : { usage }),
+  });
+}
+
 /**
  * Checks the shape of a message and returns a fresh deep-frozen copy holding only the
  * known fields, or a sentence saying what is wrong.
@@ -81,9 +130,9 @@ export function normalizeMessage(value: unknown): Message | string {
     case "assistant": {
       const toolCalls = normalizeToolCalls(value.toolCalls);
       if (typeof toolCalls === "string") return toolCalls;
-      return Object.freeze(
-        toolCalls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls },
-      );
+      const usage = normalizeUsage(value.usage);
+      if (typeof usage === "string") return usage;
+      return assistantMessage(content, toolCalls, usage);
     }
     case "tool": {
       if (typeof value.toolCallId !== "string") return `toolCallId must be a string, got ${describe(value.toolCallId)}`;

@@ -1,6 +1,6 @@
 import { errorText } from "@insomnia/errors";
 import type { LlmClient, LlmRequest } from "./llm-client.ts";
-import { normalizeMessage, normalizeToolCalls } from "./message.ts";
+import { assistantMessage, normalizeMessage, normalizeToolCalls, normalizeUsage } from "./message.ts";
 import type { AssistantMessage, Message, ToolCall } from "./message.ts";
 import { ToolServer } from "./tool-server.ts";
 import { WorkerError } from "./worker-error.ts";
@@ -214,13 +214,13 @@ export class Worker {
       );
     if (typeof response !== "object" || response === null) throw invalid("expected an object");
     try {
-      const { content, toolCalls } = response as Record<string, unknown>;
+      const { content, toolCalls, usage } = response as Record<string, unknown>;
       if (typeof content !== "string") throw invalid(`content must be a string, got ${typeof content}`);
       const calls = normalizeToolCalls(toolCalls);
       if (typeof calls === "string") throw invalid(calls);
-      return Object.freeze(
-        calls === undefined ? { role: "assistant", content } : { role: "assistant", content, toolCalls: calls },
-      );
+      const counted = normalizeUsage(usage);
+      if (typeof counted === "string") throw invalid(counted);
+      return assistantMessage(content, calls, counted);
     } catch (cause) {
       if (WorkerError.is(cause)) throw cause;
       // Reading the response threw (a hostile getter or proxy): still the client's fault.

@@ -1,0 +1,6 @@
+export { aiSdkClient } from "./ai-sdk-client.ts";
+export type { AiSdkClientOptions, AiSdkWarning } from "./ai-sdk-client.ts";
+export { AiSdkError } from "./ai-sdk-error.ts";
+export type { AiSdkErrorCode, AiSdkErrorOptions } from "./ai-sdk-error.ts";
+export { cacheStyleOf } from "./model-messages.ts";
+export type { CacheStyle } from "./model-messages.ts";

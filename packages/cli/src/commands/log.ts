@@ -1,0 +1,128 @@
+import { loadManifest } from "@insomnia/manifest";
+import type { SegmentRecord } from "@insomnia/pod";
+import type { Message } from "@insomnia/worker";
+import type { LogOptions } from "../args.ts";
+import { CliError } from "../cli-error.ts";
+import type { CliIo } from "../io.ts";
+import { manifestLoadOptions } from "../manifest-input.ts";
+import { styleFor } from "../output.ts";
+import { openPodStore } from "../pod-store.ts";
+import { cacheShare, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import type { UsageTotals } from "../run-report.ts";
+import { resolveWorkspaceDir } from "../workspace-dir.ts";
+
+interface SegmentView {
+  id: string;
+  createdAt: string;
+  previousSegment?: string;
+  summary?: string;
+  messages: Message[];
+}
+
+/** One user message and everything the model and tools answered to it. */
+interface TurnView {
+  segment: string;
+  messages: Message[];
+  usage: UsageTotals & { cacheReadShare: number | null };
+}
+
+function withShare(totals: UsageTotals): UsageTotals & { cacheReadShare: number | null } {
+  return { ...totals, cacheReadShare: cacheShare(totals) ?? null };
+}
+
+function turnsOf(segments: readonly SegmentView[]): TurnView[] {
+  const turns: TurnView[] = [];
+  for (const segment of segments) {
+    let current: Message[] | undefined;
+    const flush = (): void => {
+      if (current !== undefined && current.length > 0) {
+        turns.push({ segment: segment.id, messages: current, usage: withShare(usageTotals(current)) });
+      }
+    };
+    for (const message of segment.messages) {
+      if (message.role === "user" || current === undefined) {
+        flush();
+        current = [];
+      }
+      current.push(message);
+    }
+    flush();
+  }
+  return turns;
+}
+
+/** `pod log`: the current conversation (the latest segment and those it continues), with each turn's usage. */
+export async function runLog(options: LogOptions, io: CliIo): Promise<number> {
+  const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
+  const { manifest } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  const style = styleFor(io.stderr, io.env);
+  const { store, location } = await openPodStore(options.store, manifest, io);
+  const latest = await store.latestSegment();
+  if (latest === undefined) {
+    throw new CliError("NO_CONVERSATION", `no conversation in ${location}; start one with pod run <message>`, {
+      file: location,
+    });
+  }
+  const segments: SegmentView[] = [];
+  const seen = new Set<string>();
+  for (let id: string | undefined = latest; id !== undefined && !seen.has(id); ) {
+    seen.add(id);
+    const { records, warnings } = await store.readSegment(id);
+    for (const warning of warnings) writeWarning(io, style, warning);
+    const start = records[0];
+    if (start?.type !== "segment_start") break;
+    segments.unshift({
+      id,
+      createdAt: start.createdAt,
+      ...(start.previousSegment === undefined ? {} : { previousSegment: start.previousSegment }),
+      ...(start.summary === undefined ? {} : { summary: start.summary }),
+      messages: records.slice(1).flatMap((r: SegmentRecord) => (r.type === "message" ? [r.message as Message] : [])),
+    });
+    id = start.previousSegment;
+    if (id !== undefined && !(await store.listSegments()).includes(id)) break;
+  }
+  const turns = turnsOf(segments);
+  const total = withShare(usageTotals(segments.flatMap((s) => s.messages)));
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify({ store: location, segments, turns, usage: total }, null, 2)}\n`);
+    return 0;
+  }
+  const out = styleFor(io.stdout, io.env);
+  const lines: string[] = [];
+  for (const segment of segments) {
+    lines.push(
+      out.bold(
+        `segment ${segment.id}, started ${segment.createdAt}${segment.previousSegment === undefined ? "" : `, continues ${segment.previousSegment}`}`,
+      ),
+    );
+    if (segment.summary !== undefined) lines.push(`  summary: ${segment.summary.replace(/\n/g, "\n    ")}`);
+    for (const turn of turns.filter((t) => t.segment === segment.id)) {
+      for (const message of turn.messages) lines.push(...messageLines(message));
+      lines.push(`  ${out.yellow(`usage: ${usageLine(turn.usage)}`)}`);
+    }
+  }
+  lines.push(out.bold(`total: ${usageLine(total)}`));
+  io.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+function indent(text: string, prefix: string): string {
+  return `${prefix}${text.replace(/\n/g, `\n${" ".repeat(prefix.length)}`)}`;
+}
+
+function messageLines(message: Message): string[] {
+  switch (message.role) {
+    case "user":
+      return [indent(message.content, "> ")];
+    case "assistant": {
+      const lines = message.content === "" ? [] : [indent(message.content, "< ")];
+      for (const call of message.toolCalls ?? []) lines.push(`  tool ${call.name} ${JSON.stringify(call.input)}`);
+      return lines;
+    }
+    case "tool": {
+      const first = message.content.split("\n")[0] ?? "";
+      const shown = first.length > 120 ? `${first.slice(0, 120)}…` : first;
+      return [`  ${message.isError === true ? "tool failed" : "result"} ${message.name}: ${shown}`];
+    }
+  }
+}

@@ -1,0 +1,476 @@
+import { spawn } from "node:child_process";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { startFakeProvider } from "@insomnia/ai-sdk/testing";
+import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
+import { FileSegmentStore, Pod } from "@insomnia/pod";
+import { Worker } from "@insomnia/worker";
+import { ScriptedLlmClient } from "@insomnia/worker/testing";
+import { afterEach, describe, expect, test } from "vitest";
+import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import type { PodRun } from "../__fixtures__/sandbox.ts";
+
+const { box } = useSandbox();
+const NOW = "2026-03-04T05:06:07Z";
+const INSTRUCTION = 'You are the test pod in {{cwd}}. It is {{datetime}}.\nTools: {{join tools ", "}}\n';
+
+let fake: FakeProvider | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+type Json = Record<string, unknown>;
+const body = (r: RecordedRequest | undefined): Json => r?.json as Json;
+
+async function serve(replies: FakeReply[] | ((r: RecordedRequest, i: number) => FakeReply)): Promise<FakeProvider> {
+  fake = await startFakeProvider((request, index) =>
+    typeof replies === "function" ? replies(request, index) : (replies[index] ?? { text: "(no more replies)" }),
+  );
+  return fake;
+}
+
+/** A workspace whose manifest points at the fake provider. */
+async function workspace(
+  server: FakeProvider,
+  provider: { kind?: string; model?: string; extra?: string } = {},
+): Promise<Record<string, string>> {
+  await box.write(".insomnia/prompts/instruction.md", INSTRUCTION);
+  await box.write(
+    ".insomnia/pod.yaml",
+    [
+      "worker:",
+      '  instruction: "$workspace/instruction"',
+      "provider:",
+      `  kind: ${provider.kind ?? "anthropic"}`,
+      `  model: ${provider.model ?? "claude-sonnet-4-5"}`,
+      `  base_url: ${server.baseURL}`,
+      ...(provider.extra === undefined ? [] : [provider.extra]),
+      "",
+    ].join("\n"),
+  );
+  return {
+    ...box.env,
+    XDG_STATE_HOME: join(box.home, "state"),
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    OPENAI_API_KEY: "sk-test",
+  };
+}
+
+const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env });
+
+async function promptText(env: Record<string, string>): Promise<string> {
+  const run = await pod(env, "prompt", "--now", NOW);
+  expect(run.code).toBe(0);
+  return run.stdout;
+}
+
+const systemOf = (r: RecordedRequest | undefined): unknown => (body(r).system as Json[] | undefined)?.[0]?.text;
+
+async function podStoreDir(env: Record<string, string>): Promise<string> {
+  const root = join(env.XDG_STATE_HOME!, "insomnia", "pods");
+  const [dir] = await readdir(root);
+  return join(root, dir!);
+}
+
+describe("pod run", () => {
+  test("run_prints_the_answer_and_a_second_run_continues_the_conversation", async () => {
+    const server = await serve([
+      { text: "Hello back.", usage: { input: 10, output: 3, cacheWrite: 500 } },
+      { text: "Still here.", usage: { input: 12, output: 3, cacheRead: 500 } },
+    ]);
+    const env = await workspace(server);
+    const first = await pod(env, "run", "--now", NOW, "hello");
+    expect([first.code, first.stdout]).toEqual([0, "Hello back.\n"]);
+    expect(first.stderr).toBe(
+      "pod: 1 model call, 510 input tokens (0 cache read, 0%; 500 cache write), 3 output tokens\n",
+    );
+    const second = await pod(env, "run", "are", "you", "there?");
+    expect([second.code, second.stdout]).toEqual([0, "Still here.\n"]);
+    expect(second.stderr).toMatch(/512 input tokens \(500 cache read, 98%; 0 cache write\)/);
+
+    const prompt = await promptText(env);
+    expect(server.requests.map(systemOf)).toEqual([prompt, prompt]);
+    expect(body(server.requests[1]).messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "hello" }] },
+      { role: "assistant", content: [{ type: "text", text: "Hello back." }] },
+      { role: "user", content: [{ type: "text", text: "are you there?", cache_control: { type: "ephemeral" } }] },
+    ]);
+    // The store is one directory per pod under $XDG_STATE_HOME/insomnia/pods.
+    expect((await podStoreDir(env)).split("/").at(-1)).toMatch(/^ws-[0-9a-f]{12}$/);
+  });
+
+  test("settings_reach_the_call_and_the_prompt_text_is_pod_prompts", async () => {
+    const server = await serve([{ text: "ok" }]);
+    const env = await workspace(server);
+    const run = await pod(
+      env,
+      "run",
+      "--now",
+      NOW,
+      "--overlay",
+      "worker.max_tokens = 77",
+      "--overlay",
+      "worker.temperature = 0.3",
+      "hi",
+    );
+    expect(run.code).toBe(0);
+    const json = body(server.requests[0]);
+    expect([json.max_tokens, json.temperature, json.model]).toEqual([77, 0.3, "claude-sonnet-4-5"]);
+    expect(server.requests[0]?.headers["x-api-key"]).toBe("sk-ant-test");
+    expect(json.system).toEqual([{ type: "text", text: await promptText(env), cache_control: { type: "ephemeral" } }]);
+  });
+
+  test("message_comes_from_stdin_when_there_are_no_words", async () => {
+    const server = await serve([{ text: "read it" }]);
+    const env = await workspace(server);
+    const run = await spawnPod(env, ["run"], { stdin: "a message\nover two lines\n" });
+    expect([run.code, run.stdout]).toEqual([0, "read it\n"]);
+    expect((body(server.requests[0]).messages as Json[])[0]).toMatchObject({
+      content: [{ text: "a message\nover two lines" }],
+    });
+    const empty = await spawnPod(env, ["run"], { stdin: "  \n" });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/^pod: USAGE: the message on stdin is empty/);
+  });
+
+  test("restore_in_a_new_process_keeps_the_prompt_and_a_changed_instruction_only_warns", async () => {
+    const server = await serve([{ text: "one" }, { text: "two" }, { text: "three" }]);
+    const env = await workspace(server);
+    const prompt = await promptText(env);
+    expect((await pod(env, "run", "--now", NOW, "first")).code).toBe(0);
+    await box.write(".insomnia/prompts/instruction.md", "A different instruction.\n");
+    const second = await pod(env, "run", "second");
+    expect(second.code).toBe(0);
+    expect(second.stderr).toMatch(/warning: SOURCES_CHANGED: /);
+    expect(second.stderr).toContain("instruction.md");
+    // --new renders the new instruction into a new conversation.
+    const fresh = await pod(env, "run", "--new", "--now", NOW, "third");
+    expect(fresh.code).toBe(0);
+    expect(server.requests.map(systemOf)).toEqual([prompt, prompt, await promptText(env)]);
+    expect(systemOf(server.requests[2])).not.toBe(prompt);
+    expect(body(server.requests[2]).messages as Json[]).toHaveLength(1);
+  });
+
+  test("after_a_compaction_the_next_run_sends_the_same_prompt_and_the_summary", async () => {
+    const server = await serve([{ text: "one" }, { text: "after compaction" }]);
+    const env = await workspace(server);
+    const prompt = await promptText(env);
+    expect((await pod(env, "run", "--now", NOW, "first")).code).toBe(0);
+    const store = new FileSegmentStore(await podStoreDir(env));
+    const restored = await Pod.restore(
+      store,
+      (await store.latestSegment())!,
+      new Worker({ client: new ScriptedLlmClient([]) }),
+    );
+    await restored.compact(() => "we said hello");
+    await restored.close();
+    expect(await store.listSegments()).toHaveLength(2);
+
+    const run = await pod(env, "run", "next");
+    expect([run.code, run.stdout]).toEqual([0, "after compaction\n"]);
+    expect(run.stderr).toMatch(/^pod: 1 model call, /);
+    expect(server.requests.map(systemOf)).toEqual([prompt, prompt]);
+    // Anthropic takes consecutive user messages as one: the summary, then the new message.
+    expect(body(server.requests[1]).messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Summary of the conversation so far:\nwe said hello" },
+          { type: "text", text: "next", cache_control: { type: "ephemeral" } },
+        ],
+      },
+    ]);
+    const log = await pod(env, "log");
+    expect(log.stdout).toMatch(/summary: we said hello/);
+    expect(log.stdout).toMatch(/continues /);
+  });
+
+  test("a_tool_call_naming_no_tool_is_answered_with_an_error_the_model_sees", async () => {
+    const server = await serve([
+      { toolCalls: [{ id: "toolu_1", name: "read_file", input: { path: "x" } }] },
+      { text: "I have no tools." },
+    ]);
+    const env = await workspace(server);
+    const run = await pod(env, "run", "read x");
+    expect([run.code, run.stdout]).toEqual([0, "I have no tools.\n"]);
+    expect(run.stderr).toMatch(/^pod: tool read_file \{"path":"x"\}\npod: tool failed read_file: /);
+    const results = (body(server.requests[1]).messages as { content: Json[] }[])[2]?.content[0];
+    expect(results).toMatchObject({ type: "tool_result", tool_use_id: "toolu_1", is_error: true });
+  });
+
+  test("max_turns_stops_a_tool_loop_with_a_coded_error", async () => {
+    const server = await serve(() => ({ toolCalls: [{ id: "t", name: "nothing", input: {} }] }));
+    const env = await workspace(server);
+    const run = await pod(env, "run", "--overlay", "worker.max_turns = 2", "loop");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/pod: MAX_TURNS: .*worker\.max_turns/);
+    expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe("providers", () => {
+  test("openai_uses_the_responses_api_with_the_segment_as_cache_key", async () => {
+    const server = await serve([
+      { text: "from openai", usage: { input: 1, output: 1, cacheRead: 9 } },
+      { text: "again" },
+    ]);
+    const env = await workspace(server, { kind: "openai", model: "gpt-5" });
+    expect((await pod(env, "run", "--now", NOW, "hi")).stdout).toBe("from openai\n");
+    expect((await pod(env, "run", "hi again")).code).toBe(0);
+    expect(body(server.requests[0]).prompt_cache_key).toBe(body(server.requests[1]).prompt_cache_key);
+    const prompt = await promptText(env);
+    const [segment] = await new FileSegmentStore(await podStoreDir(env)).listSegments();
+    for (const request of server.requests) {
+      expect(request.wire).toBe("openai-responses");
+      expect(request.headers.authorization).toBe("Bearer sk-test");
+      // gpt-5 is a reasoning model: the SDK sends the system prompt as the developer message.
+      expect((body(request).input as Json[])[0]).toEqual({ role: "developer", content: prompt });
+      expect(body(request).prompt_cache_key).toMatch(new RegExp(`^insomnia-[0-9a-f]{16}-${segment}$`));
+    }
+  });
+
+  test("openai_compatible_runs_without_a_key", async () => {
+    const server = await serve([{ text: "local" }]);
+    const env = await workspace(server, { kind: "openai-compatible", model: "llama3" });
+    delete env.OPENAI_API_KEY;
+    const run = await pod(env, "run", "hi");
+    expect([run.code, run.stdout]).toEqual([0, "local\n"]);
+    expect(server.requests[0]?.wire).toBe("openai-chat");
+    expect(server.requests[0]?.headers.authorization).toBeUndefined();
+  });
+
+  test("api_key_file_wins_over_the_variable", async () => {
+    const server = await serve([{ text: "ok" }]);
+    const env = await workspace(server, { extra: "  api_key_file: key.txt" });
+    await box.write(".insomnia/key.txt", "sk-from-file\n");
+    const run = await pod(env, "run", "hi");
+    expect([run.code, run.stderr]).toEqual([0, expect.stringMatching(/^pod: 1 model call/)]);
+    expect(server.requests[0]?.headers["x-api-key"]).toBe("sk-from-file");
+  });
+});
+
+describe("failures lose nothing", () => {
+  test("no_key_is_a_coded_error_and_nothing_is_sent", async () => {
+    const server = await serve([{ text: "never" }]);
+    const env = await workspace(server);
+    delete env.ANTHROPIC_API_KEY;
+    const run = await pod(env, "run", "hi");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /^pod: NO_API_KEY: no API key for anthropic: set ANTHROPIC_API_KEY, or set provider\.api_key_file/,
+    );
+    expect(server.requests).toHaveLength(0);
+    const missing = await workspace(server, { extra: "  api_key_file: nope.txt" });
+    const unreadable = await pod(missing, "run", "hi");
+    expect(unreadable.code).toBe(1);
+    expect(unreadable.stderr).toMatch(
+      /pod\.yaml:\d+:\d+: API_KEY_UNREADABLE: provider\.api_key_file .*nope\.txt cannot be read \(ENOENT\)/,
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test("bad_key_exits_1_keeps_the_message_and_resume_retries_it", async () => {
+    let healthy = false;
+    const server = await serve(() =>
+      healthy
+        ? { text: "now it works" }
+        : {
+            status: 401,
+            body: JSON.stringify({
+              type: "error",
+              error: { type: "authentication_error", message: "invalid x-api-key" },
+            }),
+          },
+    );
+    const env = await workspace(server);
+    const run = await pod(env, "run", "hello");
+    expect([run.code, run.stdout]).toEqual([1, ""]);
+    expect(run.stderr).toMatch(
+      /^pod: AUTH_FAILED: anthropic answered 401 Unauthorized: .*invalid x-api-key.*pod resume retries this turn\n$/,
+    );
+    healthy = true;
+    const resumed = await pod(env, "resume");
+    expect([resumed.code, resumed.stdout]).toEqual([0, "now it works\n"]);
+    expect(body(server.requests[1]).messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "hello", cache_control: { type: "ephemeral" } }] },
+    ]);
+    const nothing = await pod(env, "resume");
+    expect([nothing.code, nothing.stdout]).toEqual([0, ""]);
+    expect(nothing.stderr).toMatch(/nothing to resume/);
+  });
+
+  test("a_new_message_after_an_unanswered_one_warns_and_keeps_both", async () => {
+    const server = await serve([
+      { status: 401, body: '{"type":"error","error":{"message":"bad key"}}' },
+      { text: "both seen" },
+    ]);
+    const env = await workspace(server);
+    expect((await pod(env, "run", "first")).code).toBe(1);
+    const run = await pod(env, "run", "second");
+    expect([run.code, run.stdout]).toEqual([0, "both seen\n"]);
+    expect(run.stderr).toMatch(/^pod: warning: TURN_UNFINISHED: the previous message got no answer yet/);
+    expect(body(server.requests[1]).messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "first" },
+          { type: "text", text: "second", cache_control: { type: "ephemeral" } },
+        ],
+      },
+    ]);
+  });
+
+  test("each_provider_failure_has_its_code_and_exit_1", async () => {
+    const cases: [FakeReply, string][] = [
+      [
+        { status: 429, headers: { "retry-after": "0" }, body: '{"type":"error","error":{"message":"slow"}}' },
+        "RATE_LIMITED",
+      ],
+      [
+        { status: 529, headers: { "retry-after-ms": "1" }, body: '{"type":"error","error":{"message":"overloaded"}}' },
+        "PROVIDER_UNAVAILABLE",
+      ],
+      [{ status: 200, body: "{not json" }, "MALFORMED_RESPONSE"],
+      [{ status: 400, body: '{"type":"error","error":{"message":"prompt is too long"}}' }, "REQUEST_REJECTED"],
+    ];
+    for (const [reply, code] of cases) {
+      const server = await serve(() => reply);
+      const env = await workspace(server);
+      const run = await pod(env, "run", "--new", `case ${code}`);
+      expect([run.code, run.stdout], code).toEqual([1, ""]);
+      expect(run.stderr, code).toMatch(new RegExp(`^pod: ${code}: .*pod resume retries this turn\\n$`));
+      const log = await pod(env, "log", "--json");
+      const turns = (JSON.parse(log.stdout) as { turns: { messages: unknown[] }[] }).turns;
+      expect(turns.at(-1)?.messages, code).toEqual([{ role: "user", content: `case ${code}` }]);
+      await server.close();
+      fake = undefined;
+    }
+  });
+
+  test("ctrl_c_during_a_turn_stops_it_and_resume_continues", async () => {
+    let hang = true;
+    const server = await serve(() => (hang ? { hang: true } : { text: "resumed answer" }));
+    const env = await workspace(server);
+    const run = await spawnPod(env, ["run", "long question"], {
+      interruptWhen: () => server.requests.length > 0,
+    });
+    expect(run.code).toBe(130);
+    expect(run.stderr).toMatch(/interrupted: what was logged is kept; pod resume continues/);
+    hang = false;
+    const resumed = await pod(env, "resume");
+    expect([resumed.code, resumed.stdout]).toEqual([0, "resumed answer\n"]);
+    expect((body(server.requests.at(-1)).messages as Json[]).length).toBe(1);
+  });
+});
+
+describe("usage and the store", () => {
+  test("postgres_store_is_a_clear_usage_error", async () => {
+    const server = await serve([]);
+    const env = await workspace(server);
+    const run = await pod(env, "run", "--store", "postgres://me:secret@db/pods", "hi");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /^pod: USAGE: --store postgres:\/\/me:\*\*\*@db\/pods: a PostgreSQL store arrives with @insomnia\/segment-store-postgres/,
+    );
+    const fromEnv = await pod({ ...env, INSOMNIA_STORE: "postgresql://db/x" }, "log");
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toMatch(/INSOMNIA_STORE postgresql:\/\/db\/x/);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test("store_flag_and_variable_pick_the_root", async () => {
+    const server = await serve([{ text: "a" }, { text: "b" }]);
+    const env = await workspace(server);
+    expect((await pod(env, "run", "--store", "logs", "hi")).code).toBe(0);
+    expect((await readdir(join(box.ws, "logs")))[0]).toMatch(/^ws-[0-9a-f]{12}$/);
+    const other = join(box.home, "elsewhere");
+    expect((await pod({ ...env, INSOMNIA_STORE: other }, "run", "hi")).code).toBe(0);
+    expect((await readdir(other))[0]).toMatch(/^ws-[0-9a-f]{12}$/);
+    // Two separate stores: the second run started a conversation of its own.
+    expect(body(server.requests[1]).messages as Json[]).toHaveLength(1);
+  });
+
+  test("no_provider_block_and_unknown_kind_are_coded_errors", async () => {
+    await box.write(".insomnia/pod.yaml", "worker:\n  max_turns: 3\n");
+    const none = await pod(box.env, "run", "hi");
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/^pod: NO_PROVIDER: no provider block in the manifest/);
+    await box.write(".insomnia/pod.yaml", "provider:\n  kind: antropic\n  model: m\n");
+    const typo = await pod(box.env, "run", "hi");
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toMatch(
+      /pod\.yaml:2:9: NO_PROVIDER: provider\.kind "antropic" is not one pod run knows \(did you mean "anthropic"\?\)/,
+    );
+  });
+
+  test("resume_and_log_without_a_conversation_say_so", async () => {
+    const server = await serve([]);
+    const env = await workspace(server);
+    for (const command of ["resume", "log"]) {
+      const run = await pod(env, command);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/NO_CONVERSATION: no conversation .*pod run <message>/);
+    }
+  });
+
+  test("log_shows_each_turn_with_usage_and_cache_share", async () => {
+    const server = await serve([
+      { toolCalls: [{ id: "t1", name: "nope", input: { a: 1 } }], usage: { input: 100, output: 5, cacheWrite: 0 } },
+      { text: "done", usage: { input: 20, output: 5, cacheRead: 80 } },
+    ]);
+    const env = await workspace(server);
+    expect((await pod(env, "run", "do it")).code).toBe(0);
+    const text = await pod(env, "log");
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^segment \S+, started /);
+    expect(text.stdout).toContain('> do it\n  tool nope {"a":1}\n  tool failed nope: ');
+    expect(text.stdout).toContain(
+      "< done\n  usage: 2 model calls, 200 input tokens (80 cache read, 40%; 0 cache write), 10 output tokens\n",
+    );
+    const json = JSON.parse((await pod(env, "log", "--json")).stdout) as {
+      turns: { usage: { cacheReadShare: number; inputTokens: number } }[];
+      segments: { messages: { usage?: unknown }[] }[];
+    };
+    expect(json.turns[0]?.usage).toMatchObject({ inputTokens: 200, cacheReadShare: 40 });
+    expect(json.segments[0]?.messages[1]?.usage).toEqual({
+      inputTokens: 100,
+      outputTokens: 5,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+  });
+});
+
+/** Runs the bin with a piped stdin; `interruptWhen` sends SIGINT once it turns true. */
+function spawnPod(
+  env: Record<string, string>,
+  args: string[],
+  options: { stdin?: string; interruptWhen?: () => boolean },
+): Promise<PodRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: box.ws,
+      env: { PATH: process.env.PATH ?? "", ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdin.end(options.stdin ?? "");
+    let poll: NodeJS.Timeout | undefined;
+    if (options.interruptWhen !== undefined) {
+      const check = options.interruptWhen;
+      poll = setInterval(() => {
+        if (check()) {
+          clearInterval(poll);
+          child.kill("SIGINT");
+        }
+      }, 10);
+    }
+    child.on("close", (code) => {
+      if (poll !== undefined) clearInterval(poll);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

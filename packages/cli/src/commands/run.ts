@@ -1,0 +1,189 @@
+import type { PodManifest } from "@insomnia/manifest";
+import { loadManifest } from "@insomnia/manifest";
+import type { Clock, Notifier, Pod } from "@insomnia/pod";
+import type { TurnResult, Worker } from "@insomnia/worker";
+import type { ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
+import { CliError } from "../cli-error.ts";
+import type { CliIo } from "../io.ts";
+import { manifestLoadOptions } from "../manifest-input.ts";
+import { formatProblemLine, styleFor } from "../output.ts";
+import type { Style } from "../output.ts";
+import { openPodStore, promptCacheKey } from "../pod-store.ts";
+import { apiKey, languageModel, providerChoice } from "../provider-model.ts";
+import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import { resolveWorkspaceDir } from "../workspace-dir.ts";
+
+/** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130;
+
+/** What `toolsForRun` gets to decide which tools a pod's worker offers. */
+export interface RunToolContext {
+  manifest: PodManifest;
+  worker: Worker;
+}
+
+/**
+ * Registers the tools `pod run` offers the model, before the prompt is rendered (the
+ * template sees their names). None yet: @insomnia/fs-tools' file tools, bound to the
+ * manifest's scope, are registered here.
+ */
+export async function toolsForRun(_context: RunToolContext): Promise<void> {}
+
+/** `pod run`: sends one user message to the manifest's model, continuing the latest conversation unless `--new`. */
+export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
+  preload();
+  const input = await readInput(options.input, io);
+  return session(options, io, { input, fresh: options.new });
+}
+
+/** `pod resume`: continues an interrupted turn of the latest conversation. */
+export async function runResume(options: ResumeOptions, io: CliIo): Promise<number> {
+  preload();
+  return session(options, io, undefined);
+}
+
+// The AI SDK is most of a cold start: start reading its files while the manifest is read.
+let preloading = false;
+function preload(): void {
+  if (preloading) return;
+  preloading = true;
+  Promise.all([import("@insomnia/ai-sdk"), import("@insomnia/worker"), import("@insomnia/pod")]).catch(() => undefined);
+}
+
+async function readInput(words: readonly string[], io: CliIo): Promise<string> {
+  if (words.length > 0) return words.join(" ");
+  const stdin = io.stdin ?? process.stdin;
+  if (stdin.isTTY === true) {
+    throw new CliError(
+      "USAGE",
+      "pod run needs a message: pod run <words...>, or pipe it on stdin (see 'pod run --help')",
+    );
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") throw new CliError("USAGE", "the message on stdin is empty (see 'pod run --help')");
+  return text.replace(/\r?\n$/, "");
+}
+
+/** The first Ctrl-C stops the turn (what was logged stays); a second one ends the process. */
+function interruption(io: CliIo): { signal: AbortSignal; stop(): void } {
+  if (io.signal !== undefined) return { signal: io.signal, stop() {} };
+  const controller = new AbortController();
+  const onSigint = (): void => {
+    if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED);
+    controller.abort();
+  };
+  process.on("SIGINT", onSigint);
+  return { signal: controller.signal, stop: () => process.off("SIGINT", onSigint) };
+}
+
+async function session(
+  options: StoreOptions & { now?: Date },
+  io: CliIo,
+  turn: { input: string; fresh: boolean } | undefined,
+) {
+  const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
+  const { manifest, origins, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  const style = styleFor(io.stderr, io.env);
+  const choice = providerChoice(manifest, origins, files, io);
+  const key = await apiKey(choice, origins, io);
+  const { store, location } = await openPodStore(options.store, manifest, io);
+  const latest = turn?.fresh === true ? undefined : await store.latestSegment();
+  if (turn === undefined && latest === undefined) {
+    throw new CliError(
+      "NO_CONVERSATION",
+      `no conversation to resume in ${location}; start one with pod run <message>`,
+      {
+        file: location,
+      },
+    );
+  }
+
+  const [{ aiSdkClient, AiSdkError }, { Worker, WorkerError }, { Pod, SUMMARY_PREFIX }, { PromptLoader }, model] =
+    await Promise.all([
+      import("@insomnia/ai-sdk"),
+      import("@insomnia/worker"),
+      import("@insomnia/pod"),
+      import("@insomnia/prompt-loader"),
+      languageModel(choice, key),
+    ]);
+  const interrupt = interruption(io);
+  let pod: Pod | undefined;
+  try {
+    const client = aiSdkClient(model, {
+      maxOutputTokens: manifest.worker.max_tokens,
+      temperature: manifest.worker.temperature,
+      abortSignal: interrupt.signal,
+      // OpenAI's prompt_cache_key: one per pod segment, so a conversation's requests share a cache.
+      cacheKey: () => (pod?.segmentId === undefined ? undefined : promptCacheKey(manifest, pod.segmentId)),
+      onWarning: (warning) => writeWarning(io, style, { code: "PROVIDER_WARNING", message: warning.message }),
+    });
+    const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });
+    await toolsForRun({ manifest, worker });
+    const notifier: Notifier = { warn: (warning) => writeWarning(io, style, warning) };
+    const clock: Clock | undefined = options.now === undefined ? undefined : { now: () => new Date(options.now!) };
+    const env = { ...io.env };
+    pod =
+      latest === undefined
+        ? await Pod.fromManifest(manifest, { worker, store, notifier, env, ...(clock === undefined ? {} : { clock }) })
+        : await Pod.restore(store, latest, worker, {
+            loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
+            notifier,
+            ...(clock === undefined ? {} : { clock }),
+          });
+    const history = worker.getHistory();
+    const last = history.at(-1);
+    // A compacted segment starts with its summary, a user message that is not waiting for an answer.
+    const onlySummary = history.length === 1 && last?.role === "user" && last.content.startsWith(SUMMARY_PREFIX);
+    if (turn !== undefined && last?.role === "user" && !onlySummary) {
+      writeWarning(io, style, {
+        code: "TURN_UNFINISHED",
+        message: "the previous message got no answer yet (pod resume retries it); this one is added after it",
+      });
+    }
+    worker.addMessageListener((message) => {
+      for (const line of activityLines(message, style)) io.stderr.write(line);
+    });
+
+    let result: TurnResult;
+    try {
+      result = turn === undefined ? await pod.resume() : await pod.run(turn.input);
+    } catch (error) {
+      const cause: unknown = WorkerError.is(error) ? error.cause : error;
+      if (AiSdkError.is(cause)) {
+        if (cause.code === "ABORTED") {
+          io.stderr.write(`pod: interrupted: what was logged is kept; pod resume continues\n`);
+          return EXIT_INTERRUPTED;
+        }
+        return fail(io, style, cause.code, `${cause.detail}; the conversation is kept: pod resume retries this turn`);
+      }
+      if (WorkerError.is(error) && error.code === "MAX_ITERATIONS") {
+        return fail(
+          io,
+          style,
+          "MAX_TURNS",
+          `the model still asked for tools after ${manifest.worker.max_turns} model calls (worker.max_turns); pod resume continues, or raise worker.max_turns`,
+        );
+      }
+      throw error;
+    }
+    if (turn === undefined && result.iterations === 0) {
+      io.stderr.write(
+        "pod: nothing to resume: the last turn finished (pod run <message> continues the conversation)\n",
+      );
+      return 0;
+    }
+    io.stdout.write(result.final.endsWith("\n") || result.final === "" ? result.final : `${result.final}\n`);
+    io.stderr.write(`pod: ${usageLine(usageTotals(result.messages))}\n`);
+    return 0;
+  } finally {
+    interrupt.stop();
+    await pod?.close();
+  }
+}
+
+function fail(io: CliIo, style: Style, code: string, message: string): number {
+  io.stderr.write(`pod: ${formatProblemLine({ code, message, severity: "error" }, style)}\n`);
+  return 1;
+}

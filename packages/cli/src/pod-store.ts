@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto";
+import { isAbsolute, join, resolve } from "node:path";
+import type { PodManifest } from "@insomnia/manifest";
+import type { SegmentStore } from "@insomnia/pod";
+import { CliError } from "./cli-error.ts";
+import type { CliIo } from "./io.ts";
+
+/** Where a pod's log lives, as `pod run`, `resume` and `log` report it. */
+export interface PodStore {
+  store: SegmentStore;
+  /** A directory, or a connection string without its password. */
+  location: string;
+}
+
+/**
+ * The directory of one pod inside a store root: its name (made safe for a file name) and a
+ * hash of its pwd, so two checkouts of one repository never share a conversation.
+ */
+export function podDirectoryName(manifest: PodManifest): string {
+  const name =
+    manifest.pod.name
+      .replace(/[^A-Za-z0-9._-]+/g, "-")
+      .replace(/^[-.]+|-+$/g, "")
+      .slice(0, 64) || "pod";
+  const hash = createHash("sha256").update(manifest.pod.pwd).digest("hex").slice(0, 12);
+  return `${name}-${hash}`;
+}
+
+/**
+ * OpenAI's `prompt_cache_key` for one segment of one pod: segment ids repeat across pods
+ * (each store numbers its own), so the pod's directory name is hashed in. At most 40 characters.
+ */
+export function promptCacheKey(manifest: PodManifest, segmentId: string): string {
+  const pod = createHash("sha256").update(podDirectoryName(manifest)).digest("hex").slice(0, 16);
+  return `insomnia-${pod}-${segmentId.slice(0, 14)}`;
+}
+
+/** `$XDG_STATE_HOME/insomnia/pods` (`~/.local/state/insomnia/pods` when unset or relative). */
+export function defaultStoreRoot(env: CliIo["env"]): string {
+  const state = env.XDG_STATE_HOME;
+  if (state !== undefined && state !== "" && isAbsolute(state)) return join(state, "insomnia", "pods");
+  const home = env.HOME;
+  if (home === undefined || home === "") {
+    throw new CliError("USAGE", "no store directory: set HOME or XDG_STATE_HOME, or pass --store DIR");
+  }
+  return join(home, ".local", "state", "insomnia", "pods");
+}
+
+const POSTGRES = /^postgres(?:ql)?:\/\//i;
+
+/**
+ * Opens the pod's log: `--store`, else `INSOMNIA_STORE`, else the default root. A directory
+ * (flag or variable) is a root holding one directory per pod, like the default.
+ */
+export async function openPodStore(flag: string | undefined, manifest: PodManifest, io: CliIo): Promise<PodStore> {
+  const fromEnv = io.env.INSOMNIA_STORE;
+  const spec = flag ?? (fromEnv === undefined || fromEnv === "" ? undefined : fromEnv);
+  const source = flag !== undefined ? "--store" : "INSOMNIA_STORE";
+  if (spec !== undefined && POSTGRES.test(spec)) return openPostgresStore(spec, manifest, source);
+  const root = spec === undefined ? defaultStoreRoot(io.env) : resolve(io.cwd, spec);
+  const location = join(root, podDirectoryName(manifest));
+  const { FileSegmentStore } = await import("@insomnia/pod");
+  return { store: new FileSegmentStore(location), location };
+}
+
+/**
+ * The PostgreSQL store, keyed by the same pod id as a file store's directory. It arrives with
+ * `@insomnia/segment-store-postgres`: plug `PostgresSegmentStore.open({ connectionString,
+ * podId: podDirectoryName(manifest) })` in here.
+ */
+async function openPostgresStore(spec: string, _manifest: PodManifest, source: string): Promise<PodStore> {
+  const shown = spec.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
+  throw new CliError(
+    "USAGE",
+    `${source} ${shown}: a PostgreSQL store arrives with @insomnia/segment-store-postgres, which this pod does not have yet; use a directory instead (or leave ${source} unset for the default)`,
+  );
+}

@@ -1,0 +1,147 @@
+import { readFile } from "node:fs/promises";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { didYouMeanSuffix } from "@insomnia/errors";
+import type { ManifestOrigins, PodManifest } from "@insomnia/manifest";
+import type { aiSdkClient } from "@insomnia/ai-sdk";
+import { CliError } from "./cli-error.ts";
+import type { CliIo } from "./io.ts";
+
+/** An AI SDK language model, as aiSdkClient takes it. */
+export type LanguageModel = Parameters<typeof aiSdkClient>[0];
+
+/** The provider kinds `pod run` knows. */
+export const PROVIDER_KINDS = ["anthropic", "openai", "openai-compatible"] as const;
+type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+const KEY_VARIABLE: Record<ProviderKind, string | undefined> = {
+  anthropic: "ANTHROPIC_API_KEY",
+  openai: "OPENAI_API_KEY",
+  // Never send an OpenAI key to another server: a compatible server's key comes from its file.
+  "openai-compatible": undefined,
+};
+
+function at(origins: ManifestOrigins, key: string): { file?: string; line?: number; column?: number } {
+  const origin = origins[key];
+  return origin === undefined ? {} : { file: origin.file, line: origin.line, column: origin.column };
+}
+
+/** The checked provider block of a manifest. */
+export interface ProviderChoice {
+  kind: ProviderKind;
+  model: string;
+  baseURL?: string;
+  apiKeyFile?: string;
+}
+
+/** Checks the manifest's provider block; no block or an unknown kind is a coded error (exit 1). */
+export function providerChoice(
+  manifest: PodManifest,
+  origins: ManifestOrigins,
+  files: readonly string[],
+  io: CliIo,
+): ProviderChoice {
+  const provider = manifest.provider;
+  if (provider === undefined) {
+    throw new CliError(
+      "NO_PROVIDER",
+      "no provider block in the manifest: add one to .insomnia/pod.yaml, e.g.\n  provider:\n    kind: anthropic\n    model: claude-sonnet-4-5\n(see docs/models.md)",
+    );
+  }
+  if (!(PROVIDER_KINDS as readonly string[]).includes(provider.kind)) {
+    throw new CliError(
+      "NO_PROVIDER",
+      `provider.kind "${provider.kind}" is not one pod run knows${didYouMeanSuffix(provider.kind, PROVIDER_KINDS)}; use ${PROVIDER_KINDS.join(", ")}`,
+      at(origins, "provider.kind"),
+    );
+  }
+  const kind = provider.kind as ProviderKind;
+  if (kind === "openai-compatible" && provider.base_url === undefined) {
+    throw new CliError(
+      "NO_PROVIDER",
+      "provider.base_url is required for openai-compatible: the server's URL that ends in /v1, e.g. http://localhost:11434/v1 for Ollama",
+      at(origins, "provider.kind"),
+    );
+  }
+  let apiKeyFile: string | undefined;
+  if (provider.api_key_file !== undefined) {
+    const written = provider.api_key_file;
+    const origin = origins["provider.api_key_file"];
+    // Origins name a layer as errors do (relative to the workspace); `files` has its absolute path.
+    const layer = files.find(
+      (file) => origin !== undefined && (file === origin.file || file.endsWith(`/${origin.file}`)),
+    );
+    const home = io.env.HOME ?? "";
+    // ~/ is the user's home; a relative path is relative to the manifest file that set it.
+    apiKeyFile =
+      written === "~" || written.startsWith("~/")
+        ? join(home, written.slice(1))
+        : isAbsolute(written)
+          ? written
+          : resolve(layer === undefined ? manifest.pod.pwd : dirname(layer), written);
+  }
+  return {
+    kind,
+    model: provider.model,
+    ...(provider.base_url === undefined ? {} : { baseURL: provider.base_url }),
+    ...(apiKeyFile === undefined ? {} : { apiKeyFile }),
+  };
+}
+
+/** The API key: `provider.api_key_file`, else the provider's variable; undefined only where none is needed. */
+export async function apiKey(choice: ProviderChoice, origins: ManifestOrigins, io: CliIo): Promise<string | undefined> {
+  if (choice.apiKeyFile !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(choice.apiKeyFile, "utf8");
+    } catch (cause) {
+      throw new CliError(
+        "API_KEY_UNREADABLE",
+        `provider.api_key_file ${choice.apiKeyFile} cannot be read (${(cause as NodeJS.ErrnoException).code ?? String(cause)}); create it with the key on one line, or fix the path`,
+        { cause, ...at(origins, "provider.api_key_file") },
+      );
+    }
+    const key = text.trim();
+    if (key === "") {
+      throw new CliError(
+        "NO_API_KEY",
+        `provider.api_key_file ${choice.apiKeyFile} is empty; put the ${choice.kind} API key in it`,
+        at(origins, "provider.api_key_file"),
+      );
+    }
+    return key;
+  }
+  const variable = KEY_VARIABLE[choice.kind];
+  if (variable === undefined) return undefined;
+  const key = io.env[variable]?.trim();
+  if (key === undefined || key === "") {
+    throw new CliError(
+      "NO_API_KEY",
+      `no API key for ${choice.kind}: set ${variable}, or set provider.api_key_file in the manifest to a file holding the key; nothing was sent`,
+    );
+  }
+  return key;
+}
+
+/** The AI SDK model for the provider block; the provider package is loaded only here. */
+export async function languageModel(choice: ProviderChoice, key: string | undefined): Promise<LanguageModel> {
+  const base = choice.baseURL === undefined ? {} : { baseURL: choice.baseURL };
+  switch (choice.kind) {
+    case "anthropic": {
+      const { createAnthropic } = await import("@ai-sdk/anthropic");
+      return createAnthropic({ ...base, apiKey: key ?? "" })(choice.model);
+    }
+    case "openai": {
+      const { createOpenAI } = await import("@ai-sdk/openai");
+      return createOpenAI({ ...base, apiKey: key ?? "" })(choice.model);
+    }
+    case "openai-compatible": {
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
+      return createOpenAICompatible({
+        name: "openai-compatible",
+        baseURL: choice.baseURL ?? "",
+        ...(key === undefined ? {} : { apiKey: key }),
+        includeUsage: true,
+      })(choice.model);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import type { LlmUsage, Message } from "@insomnia/worker";
+import type { CliIo } from "./io.ts";
+import { formatProblemLine } from "./output.ts";
+import type { Style } from "./output.ts";
+
+const MAX_SHOWN = 200;
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > MAX_SHOWN ? `${line.slice(0, MAX_SHOWN)}…` : line;
+}
+
+function json(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** The stderr line for a message the worker appended: tool calls and failed tool results. */
+export function activityLines(message: Message, style: Style): string[] {
+  if (message.role === "assistant") {
+    return (message.toolCalls ?? []).map(
+      (call) => `pod: ${style.bold("tool")} ${call.name} ${oneLine(json(call.input))}\n`,
+    );
+  }
+  if (message.role === "tool" && message.isError === true) {
+    return [`pod: ${style.red("tool failed")} ${message.name}: ${oneLine(message.content)}\n`];
+  }
+  return [];
+}
+
+/** Token counts summed over the assistant messages given. */
+export interface UsageTotals {
+  calls: number;
+  /** Calls whose usage the provider reported. */
+  reported: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** Sums the usage of every assistant message in `messages`. */
+export function usageTotals(messages: readonly Message[]): UsageTotals {
+  const totals: UsageTotals = {
+    calls: 0,
+    reported: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
+  for (const message of messages) {
+    if (message.role !== "assistant") continue;
+    totals.calls += 1;
+    const usage: LlmUsage | undefined = message.usage;
+    if (usage === undefined) continue;
+    totals.reported += 1;
+    totals.inputTokens += usage.inputTokens ?? 0;
+    totals.outputTokens += usage.outputTokens ?? 0;
+    totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
+    totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+  }
+  return totals;
+}
+
+/** The share of input tokens read from the cache, as a whole percentage (undefined without input). */
+export function cacheShare(totals: Pick<UsageTotals, "inputTokens" | "cacheReadTokens">): number | undefined {
+  return totals.inputTokens === 0 ? undefined : Math.round((100 * totals.cacheReadTokens) / totals.inputTokens);
+}
+
+const count = (n: number): string => n.toLocaleString("en-US");
+
+/** One line: model calls, input tokens with the cache-read share, cache writes, output tokens. */
+export function usageLine(totals: UsageTotals): string {
+  const calls = `${totals.calls} model call${totals.calls === 1 ? "" : "s"}`;
+  if (totals.reported === 0) return `${calls}, usage not reported`;
+  const share = cacheShare(totals);
+  return (
+    `${calls}, ${count(totals.inputTokens)} input tokens ` +
+    `(${count(totals.cacheReadTokens)} cache read${share === undefined ? "" : `, ${share}%`}; ${count(totals.cacheWriteTokens)} cache write), ` +
+    `${count(totals.outputTokens)} output tokens`
+  );
+}
+
+/** Writes a warning line to stderr in pod's format. */
+export function writeWarning(
+  io: CliIo,
+  style: Style,
+  warning: { code: string; message: string; file?: string | undefined },
+): void {
+  const problem = {
+    code: warning.code,
+    message: warning.message,
+    severity: "warning" as const,
+    ...(warning.file === undefined ? {} : { file: warning.file }),
+  };
+  io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
+}

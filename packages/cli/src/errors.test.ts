@@ -1,5 +1,5 @@
 import { ManifestError } from "@insomnia/manifest";
-import { PodError } from "@insomnia/pod";
+import { PodError, SegmentStoreError } from "@insomnia/pod";
 import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { SystemPromptError } from "@insomnia/template";
 import { describe, expect, test } from "vitest";
@@ -75,7 +75,7 @@ describe("classifyError", () => {
   });
 
   test("pod_error_of_user_kind_is_the_users_and_api_misuse_is_a_bug", () => {
-    expect(classifyError(new PodError("SEGMENT_LOCKED", "locked", { file: "/s/1.jsonl" })).kind).toBe("user");
+    expect(classifyError(new SegmentStoreError("SEGMENT_LOCKED", "locked", { file: "/s/1.jsonl" })).kind).toBe("user");
     expect(classifyError(new PodError("INVALID_SCOPE", "bad rule")).kind).toBe("user");
     expect(classifyError(new PodError("NOT_MATERIALIZED", "call run() first")).kind).toBe("internal");
   });

@@ -1,6 +1,6 @@
 import { ManifestError } from "@insomnia/manifest";
 import type { ManifestOrigin, ManifestOrigins } from "@insomnia/manifest";
-import { PodError } from "@insomnia/pod";
+import { PodError, SegmentStoreError } from "@insomnia/pod";
 import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { SystemPromptError } from "@insomnia/template";
 import { CliError } from "./cli-error.ts";
@@ -46,6 +46,8 @@ const INTERNAL_POD_CODES: ReadonlySet<string> = new Set(["NOT_MATERIALIZED", "PO
 
 function isKnownUserError(value: unknown): value is Located {
   if (PodError.is(value)) return !INTERNAL_POD_CODES.has(value.code);
+  // A store error is about the user's segment log; a record the store refuses (INVALID_ARGUMENT) is a bug.
+  if (SegmentStoreError.is(value)) return value.code !== "INVALID_ARGUMENT";
   return ManifestError.is(value) || PromptLoaderError.is(value) || SystemPromptError.is(value) || isScopeError(value);
 }
 

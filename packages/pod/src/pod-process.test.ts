@@ -9,7 +9,7 @@ import { echoTool, ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
 import { Pod } from "./pod.ts";
-import { FileSegmentStore } from "./segment-file-store.ts";
+import { FileSegmentStore } from "@insomnia/segment-store";
 
 const run = promisify(execFile);
 const packageDir = join(import.meta.dirname, "..");

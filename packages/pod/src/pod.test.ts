@@ -1,19 +1,18 @@
-import { appendFile, mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PromptLoader, promptFileSha256 } from "@insomnia/prompt-loader";
 import { ScopeError } from "@insomnia/scope";
 import { SystemPromptError } from "@insomnia/template";
-import { Worker } from "@insomnia/worker";
+import { Worker, WorkerError } from "@insomnia/worker";
 import { echoTool, ScriptedLlmClient } from "@insomnia/worker/testing";
-import type { LlmResponse } from "@insomnia/worker";
+import type { LlmClient, LlmResponse } from "@insomnia/worker";
 import { afterEach, describe, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
 import { materializeSystemPrompt } from "./materialize.ts";
 import { Pod } from "./pod.ts";
 import { PodError } from "./pod-error.ts";
 import { collectWarnings } from "./pod-warning.ts";
-import { MemorySegmentStore } from "./segment-memory-store.ts";
-import { FileSegmentStore } from "./segment-file-store.ts";
+import { FileSegmentStore, MemorySegmentStore, SegmentStoreError } from "@insomnia/segment-store";
 import { summaryMessage } from "./summary-message.ts";
 
 const INSTRUCTION = 'You are a test pod in {{cwd}}.\nIt is {{datetime}}.\nTools: {{join tools ", "}}\n';
@@ -386,6 +385,23 @@ describe("compact", () => {
     ]);
   });
 
+  test("resume_right_after_compact_makes_no_model_call", async () => {
+    const dir = await podDir();
+    const { pod, worker, client, store } = await start(dir);
+    await pod.run("one");
+    await pod.compact(() => "one was said");
+    const requests = client.requests.length;
+    const result = await pod.resume();
+    expect(result).toEqual({ messages: [], final: "", iterations: 0 });
+    expect(client.requests.length).toBe(requests);
+    expect(worker.getHistory()).toEqual([summaryMessage("one was said")]);
+    expect((await store.readSegment(pod.segmentId!)).records).toHaveLength(1);
+    // A real turn after it is a turn as usual, and resume() then continues as usual.
+    await pod.run("two");
+    expect(client.requests.length).toBe(requests + 1);
+    expect(await pod.resume()).toEqual({ messages: [], final: "answer 2", iterations: 0 });
+  });
+
   test("compact_before_first_run_is_not_materialized", async () => {
     const dir = await podDir();
     const { pod, store } = await start(dir);
@@ -487,6 +503,87 @@ describe("Pod.restore", () => {
     await pod.close();
     expect(notifier.warnings.map((w) => w.code)).toEqual(["SEGMENT_TAIL_RECOVERED"]);
     expect(worker.getHistory()).toEqual(before.worker.getHistory());
+  });
+
+  test("resume_after_restoring_a_just_compacted_segment_makes_no_model_call", async () => {
+    const dir = await podDir();
+    const storeDir = join(dir.root, "segments");
+    const first = await Pod.fromManifest(dir.manifest, {
+      worker: newWorker().worker,
+      store: new FileSegmentStore(storeDir),
+      clock: countingClock(NOW),
+      env: dir.env,
+    });
+    await first.run("one");
+    await first.compact(() => "one was said");
+    await first.close();
+    const { worker, client } = newWorker();
+    const pod = await Pod.restore(new FileSegmentStore(storeDir), first.segmentId!, worker);
+    expect(await pod.resume()).toEqual({ messages: [], final: "", iterations: 0 });
+    expect(client.requests).toEqual([]);
+    await pod.close();
+  });
+
+  test("restore_into_a_worker_with_a_run_in_flight_reports_busy_not_corrupt", async () => {
+    const dir = await podDir();
+    const storeDir = join(dir.root, "segments");
+    const before = await firstLife(dir, storeDir);
+    const store = new FileSegmentStore(storeDir);
+    const bytes = await readFile(store.segmentFile(before.segmentId));
+    let answer: (response: LlmResponse) => void = () => {};
+    const client: LlmClient = { complete: () => new Promise((resolve) => (answer = resolve)) };
+    const worker = new Worker({ client });
+    worker.setSystemPrompt("a prompt of its own");
+    const inFlight = worker.run("still thinking");
+    const error = await rejection(Pod.restore(store, before.segmentId, worker));
+    expect(WorkerError.is(error) && error.code).toBe("BUSY");
+    expect(SegmentStoreError.is(error)).toBe(false);
+    expect((error as Error).message).toContain(`cannot restore segment ${before.segmentId}`);
+    // The segment was neither changed nor left locked.
+    expect(Buffer.compare(await readFile(store.segmentFile(before.segmentId)), bytes)).toBe(0);
+    const opened = await store.openSegment(before.segmentId);
+    expect(opened.warnings).toEqual([]);
+    await opened.writer.close();
+    answer({ content: "done" });
+    expect((await inFlight).final).toBe("done");
+  });
+
+  test("restore_into_a_worker_attached_to_an_open_pod_is_refused", async () => {
+    const dir = await podDir();
+    const storeDir = join(dir.root, "segments");
+    const before = await firstLife(dir, storeDir);
+    const store = new FileSegmentStore(storeDir);
+    const { pod: other, worker } = await start(dir);
+    await other.run("the other pod's turn");
+    const refused = await rejection(Pod.restore(store, before.segmentId, worker));
+    expect(PodError.is(refused) && refused.code).toBe("WORKER_IN_USE");
+    const again = await rejection(Pod.fromManifest(dir.manifest, { worker, store, env: dir.env }));
+    expect(PodError.is(again) && again.code).toBe("WORKER_IN_USE");
+    // Nothing was opened: the segment is free, and once the other pod is closed the worker is too.
+    const opened = await store.openSegment(before.segmentId);
+    await opened.writer.close();
+    await other.close();
+    const pod = await Pod.restore(store, before.segmentId, worker);
+    expect(pod.segmentId).toBe(before.segmentId);
+    await pod.close();
+  });
+
+  test("tool_input_that_is_not_plain_json_fails_the_turn_and_is_not_logged", async () => {
+    const dir = await podDir();
+    const client = new ScriptedLlmClient([
+      { content: "", toolCalls: [{ id: "c1", name: "read_file", input: { when: new Date(0) } }] },
+    ]);
+    const { worker } = newWorker(client);
+    const store = new MemorySegmentStore();
+    const pod = await Pod.fromManifest(dir.manifest, { worker, store, clock: countingClock(NOW), env: dir.env });
+    const error = await rejection(pod.run("read it"));
+    expect(SegmentStoreError.is(error) && error.code).toBe("INVALID_ARGUMENT");
+    expect((error as Error).message).toContain("a Date");
+    expect(worker.getHistory()).toEqual([{ role: "user", content: "read it" }]);
+    expect((await store.readSegment(pod.segmentId!)).records.slice(1)).toEqual([
+      { type: "message", message: { role: "user", content: "read it" } },
+    ]);
+    await pod.close();
   });
 
   test("closed_pod_refuses_more_turns", async () => {

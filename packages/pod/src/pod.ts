@@ -1,5 +1,8 @@
 import type { PodManifest } from "@insomnia/manifest";
 import type { PromptLoader } from "@insomnia/prompt-loader";
+import { SegmentStoreError } from "@insomnia/segment-store";
+import type { SegmentSource, SegmentStartRecord, SegmentStore, SegmentWriter } from "@insomnia/segment-store";
+import { WorkerError } from "@insomnia/worker";
 import type { Message, TurnResult, Worker } from "@insomnia/worker";
 import { systemClock } from "./clock.ts";
 import type { Clock } from "./clock.ts";
@@ -8,8 +11,6 @@ import type { PreparedSystemPrompt } from "./materialize.ts";
 import { PodError } from "./pod-error.ts";
 import { silentNotifier } from "./pod-warning.ts";
 import type { Notifier } from "./pod-warning.ts";
-import type { SegmentSource, SegmentStartRecord } from "./segment-record.ts";
-import type { SegmentStore, SegmentWriter } from "./segment-store.ts";
 import { checkSources } from "./source-drift.ts";
 import { summaryMessage } from "./summary-message.ts";
 
@@ -45,6 +46,39 @@ export interface RestoreDeps {
 /** Turns a conversation history into the summary text a compacted segment starts from. */
 export type Summarizer = (history: readonly Message[]) => Promise<string> | string;
 
+// Marks a worker that an open pod logs; a Symbol.for key, so two installed copies of this
+// package see each other's pods. Set on the worker itself: the attachment is its state.
+const ATTACHED = Symbol.for("insomnia.pod.attachedWorker");
+
+function isAttached(worker: Worker): boolean {
+  return (worker as unknown as Record<symbol, unknown>)[ATTACHED] === true;
+}
+
+function setAttached(worker: Worker, attached: boolean): void {
+  Object.defineProperty(worker, ATTACHED, { value: attached, configurable: true, writable: true, enumerable: false });
+}
+
+/** Refuses a worker another open pod already logs: its turns would go into both segments. */
+function checkWorkerFree(worker: Worker, action: string): void {
+  if (isAttached(worker)) {
+    throw new PodError(
+      "WORKER_IN_USE",
+      `${action}: the worker belongs to another open pod, which logs each of its messages; ` +
+        "close that pod first, or give this pod a worker of its own",
+    );
+  }
+}
+
+/** The worker's own BUSY error: a restore into a worker whose run() is in flight. */
+function busyError(segmentId: string, cause?: unknown): WorkerError {
+  return new WorkerError(
+    "BUSY",
+    `cannot restore segment ${segmentId} into this worker: its run() or resume() is still active or queued; ` +
+      "await it first (the segment was not changed)",
+    cause === undefined ? {} : { cause },
+  );
+}
+
 /**
  * A pod: a worker whose system prompt is rendered once, before its first turn, and then
  * kept byte for byte — across turns, compactions and restores — in a segment log.
@@ -63,6 +97,8 @@ export class Pod {
   #materializing: Promise<void> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Messages appended to the current segment (after its segment_start). */
+  #segmentMessages = 0;
   readonly #stopLogging: () => void;
 
   private constructor(worker: Worker, store: SegmentStore, clock: Clock, notifier: Notifier) {
@@ -73,6 +109,7 @@ export class Pod {
     // Each message is appended (and fsynced) before it enters the worker's history, so a
     // crash mid-turn keeps everything the model and the tools already said.
     this.#stopLogging = worker.addMessageListener((message) => this.#log(message));
+    setAttached(worker, true);
   }
 
   /**
@@ -80,6 +117,7 @@ export class Pod {
    * nothing, sets nothing on the worker, writes nothing to the store.
    */
   static async fromManifest(manifest: PodManifest, deps: PodDeps): Promise<Pod> {
+    checkWorkerFree(deps.worker, "cannot create a pod");
     const prepared = await prepareSystemPrompt(manifest, {
       ...(deps.loader === undefined ? {} : { loader: deps.loader }),
       ...(deps.env === undefined ? {} : { env: deps.env }),
@@ -95,16 +133,25 @@ export class Pod {
    */
   static async restore(store: SegmentStore, segmentId: string, worker: Worker, deps: RestoreDeps = {}): Promise<Pod> {
     const notifier = deps.notifier ?? silentNotifier;
+    // Checked before the segment is opened, so a refused restore leaves the store untouched.
+    checkWorkerFree(worker, `cannot restore segment ${segmentId}`);
+    if (worker.busy) throw busyError(segmentId);
     const { records, writer, warnings } = await store.openSegment(segmentId);
     for (const warning of warnings) notifier.warn(warning);
     try {
       const [start, ...rest] = records;
       if (start?.type !== "segment_start") {
-        throw new PodError("SEGMENT_CORRUPT", `segment ${segmentId} does not start with a segment_start record`);
+        throw new SegmentStoreError(
+          "SEGMENT_CORRUPT",
+          `segment ${segmentId} does not start with a segment_start record; the store broke its contract`,
+        );
       }
       const messages = rest.map((record, index) => {
         if (record.type !== "message") {
-          throw new PodError("SEGMENT_CORRUPT", `segment ${segmentId}: record ${index + 2} is a second segment_start`);
+          throw new SegmentStoreError(
+            "SEGMENT_CORRUPT",
+            `segment ${segmentId}: record ${index + 2} is a second segment_start; the store broke its contract`,
+          );
         }
         return record.message as Message;
       });
@@ -112,12 +159,12 @@ export class Pod {
       try {
         worker.setHistory(history); // validates every message before anything changes
       } catch (cause) {
-        throw new PodError(
+        // A worker that became busy meanwhile says so itself; the segment is fine.
+        if (WorkerError.is(cause) && cause.code === "BUSY") throw busyError(segmentId, cause);
+        throw new SegmentStoreError(
           "SEGMENT_CORRUPT",
           `segment ${segmentId} holds a message the worker rejects: ${String(cause)}`,
-          {
-            cause,
-          },
+          { cause },
         );
       }
       const warnings = await checkSources(start.sources, deps.loader);
@@ -125,6 +172,7 @@ export class Pod {
       const pod = new Pod(worker, store, deps.clock ?? systemClock, notifier);
       pod.#writer = writer;
       pod.#sources = start.sources;
+      pod.#segmentMessages = messages.length;
       for (const warning of warnings) notifier.warn(warning);
       return pod;
     } catch (error) {
@@ -168,10 +216,17 @@ export class Pod {
     });
   }
 
-  /** Continues from the current history without a new user message; the first call materializes the prompt. */
+  /**
+   * Continues from the current history without a new user message; the first call
+   * materializes the prompt. Right after a compaction (or the restore of a compacted segment
+   * with nothing after its summary) there is nothing to continue: it resolves with no
+   * messages and no model call, as on a finished turn.
+   */
   resume(): Promise<TurnResult> {
     return this.#enqueue(async () => {
       await this.materialize();
+      // The summary is not a request: answering it would be a turn nobody asked for.
+      if (this.#segmentMessages === 0) return { messages: [], final: "", iterations: 0 };
       return this.#worker.resume();
     });
   }
@@ -204,6 +259,7 @@ export class Pod {
       });
       this.#worker.setHistory([summaryMessage(summary)]);
       this.#writer = next;
+      this.#segmentMessages = 0;
       await previous.close();
     });
   }
@@ -214,6 +270,7 @@ export class Pod {
       if (this.#closed) return;
       this.#closed = true;
       this.#stopLogging();
+      setAttached(this.#worker, false);
       await this.#writer?.close();
     });
     this.#queue = done.catch(() => undefined);
@@ -267,5 +324,6 @@ export class Pod {
       );
     }
     await writer.append({ type: "message", message });
+    this.#segmentMessages += 1;
   }
 }

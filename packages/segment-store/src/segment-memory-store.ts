@@ -1,4 +1,4 @@
-import { PodError } from "./pod-error.ts";
+import { SegmentStoreError } from "./segment-store-error.ts";
 import { serializeSegmentRecord } from "./segment-codec.ts";
 import { compareSegmentIds, formatSegmentId } from "./segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
@@ -28,7 +28,7 @@ export class MemorySegmentStore implements SegmentStore {
   async openSegment(segmentId: string): Promise<OpenSegmentResult> {
     const segment = this.#get(segmentId);
     if (segment.locked) {
-      throw new PodError(
+      throw new SegmentStoreError(
         "SEGMENT_LOCKED",
         `segment ${segmentId} is locked by another writer of this MemorySegmentStore; close that writer first`,
       );
@@ -52,7 +52,7 @@ export class MemorySegmentStore implements SegmentStore {
   #get(segmentId: string): MemorySegment {
     const segment = this.#segments.get(segmentId);
     if (segment === undefined) {
-      throw new PodError(
+      throw new SegmentStoreError(
         "SEGMENT_NOT_FOUND",
         `segment ${segmentId} does not exist in this MemorySegmentStore; listSegments() shows the segments there`,
       );
@@ -70,7 +70,7 @@ export class MemorySegmentStore implements SegmentStore {
       segmentId,
       async append(record: SegmentRecord): Promise<void> {
         if (closed) {
-          throw new PodError(
+          throw new SegmentStoreError(
             "SEGMENT_IO",
             `cannot append to segment ${segmentId}: its writer is closed; open the segment again to append`,
           );

@@ -4,8 +4,8 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { podRejection } from "./__fixtures__/pod-rejection.ts";
-import { PodError } from "./pod-error.ts";
+import { storeRejection } from "./__fixtures__/store-rejection.ts";
+import { SegmentStoreError } from "./segment-store-error.ts";
 import { encodeSegmentLine } from "./segment-codec.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import { formatSegmentId } from "./segment-id.ts";
@@ -118,10 +118,10 @@ describe("FileSegmentStore files", () => {
       throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
     });
     try {
-      const failed = await podRejection(writer.append(message(1)));
+      const failed = await storeRejection(writer.append(message(1)));
       expect(failed.code).toBe("SEGMENT_IO");
       expect(failed.message).toContain("ENOSPC");
-      const refused = await podRejection(writer.append(message(2)));
+      const refused = await storeRejection(writer.append(message(2)));
       expect(refused.code).toBe("SEGMENT_IO");
       expect(write).toHaveBeenCalledTimes(1);
     } finally {
@@ -144,7 +144,7 @@ describe("FileSegmentStore files", () => {
     const writer = await store.createSegment(start);
     const lock = store.lockFile(writer.segmentId);
     expect((await readFile(lock, "utf8")).split("\n").slice(0, 2)).toEqual([String(process.pid), hostname()]);
-    const error = await podRejection(store.openSegment(writer.segmentId));
+    const error = await storeRejection(store.openSegment(writer.segmentId));
     expect(error.code).toBe("SEGMENT_LOCKED");
     expect(error.file).toBe(lock);
     expect(error.message).toContain(`process ${process.pid}`);
@@ -182,14 +182,80 @@ describe("FileSegmentStore files", () => {
     const store = new FileSegmentStore(dir);
     const { id, data } = await writeLog(store);
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
-    const holders = [`${process.ppid}\n${hostname()}\nx\n`, `${dead}\nanother-host.example\nx\n`, "", "garbage"];
+    // (An empty or unparsable lock is crash debris since issue 16: see the test below.)
+    const holders = [`${process.ppid}\n${hostname()}\nx\n`, `${dead}\nanother-host.example\nx\n`];
     for (const holder of holders) {
       await writeFile(store.lockFile(id), holder);
-      const error = await podRejection(store.openSegment(id));
+      const error = await storeRejection(store.openSegment(id));
       expect(error.code).toBe("SEGMENT_LOCKED");
       expect(await readFile(store.lockFile(id), "utf8")).toBe(holder);
     }
     expect(Buffer.compare(await readFile(store.segmentFile(id)), data)).toBe(0);
+  });
+
+  it("empty_or_unreadable_lock_left_by_a_crash_is_taken_over_with_a_warning", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id } = await writeLog(store);
+    for (const debris of ["", "garbage", "\n\n", "\u0000\u0000\u0000\u0000"]) {
+      await writeFile(store.lockFile(id), debris);
+      const opened = await store.openSegment(id);
+      expect(opened.records).toEqual(RECORDS);
+      expect(opened.warnings).toEqual([
+        {
+          code: "SEGMENT_LOCK_STALE",
+          message: expect.stringContaining("empty or unreadable"),
+          file: store.lockFile(id),
+        },
+      ]);
+      expect((await readFile(store.lockFile(id), "utf8")).split("\n").slice(0, 2)).toEqual([
+        String(process.pid),
+        hostname(),
+      ]);
+      await opened.writer.close();
+    }
+    expect((await readdir(dir)).sort()).toEqual([`${id}.jsonl`]);
+  });
+
+  it("lock_file_is_linked_into_place_whole_and_leaves_no_temp_file", async () => {
+    // The lock appears by a hard link of a finished temp file, so its first state on disk is
+    // whole; no temp file or empty lock is left behind, also when the lock is refused.
+    const store = new FileSegmentStore(dir);
+    const writer = await store.createSegment(start);
+    const lock = store.lockFile(writer.segmentId);
+    const content = await readFile(lock, "utf8");
+    expect(content.split("\n")).toHaveLength(5);
+    expect(content.split("\n")[3]).toMatch(/^(linux|node):/);
+    expect((await stat(lock)).nlink).toBe(1);
+    expect((await storeRejection(store.openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
+    expect(await readFile(lock, "utf8")).toBe(content);
+    expect((await readdir(dir)).sort()).toEqual([`${writer.segmentId}.jsonl`, `${writer.segmentId}.lock`]);
+    await writer.close();
+  });
+
+  it("lock_of_an_earlier_process_with_the_same_pid_is_stale", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id } = await writeLog(store);
+    await writeFile(store.lockFile(id), `${process.pid}\n${hostname()}\nold\nlinux:another-boot:1\n`);
+    const opened = await store.openSegment(id);
+    expect(opened.warnings.map((warning) => warning.message)).toEqual([
+      expect.stringContaining(`earlier process with the same pid ${process.pid}`),
+    ]);
+    await opened.writer.close();
+  });
+
+  it("flipped_newline_before_the_last_record_is_corrupt_and_the_file_kept", async () => {
+    const store = new FileSegmentStore(dir);
+    const { id, data, lineEnds } = await writeLog(store);
+    const damaged = Buffer.from(data);
+    damaged[(lineEnds[lineEnds.length - 2] ?? 0) - 1] = 0x0b;
+    await writeFile(store.segmentFile(id), damaged);
+    for (const attempt of [() => store.openSegment(id), () => store.readSegment(id)]) {
+      const error = await storeRejection(attempt());
+      expect(error.code).toBe("SEGMENT_CORRUPT");
+      expect(error.line).toBe(RECORDS.length - 1);
+    }
+    expect(Buffer.compare(await readFile(store.segmentFile(id)), damaged)).toBe(0);
+    expect(await readdir(dir)).toEqual([`${id}.jsonl`]);
   });
 
   it("corruption_in_the_middle_is_a_hard_error_and_the_file_is_kept", async () => {
@@ -200,7 +266,7 @@ describe("FileSegmentStore files", () => {
     damaged[at] = 0x7e;
     await writeFile(store.segmentFile(id), damaged);
     for (const attempt of [() => store.openSegment(id), () => store.readSegment(id)]) {
-      const error = await podRejection(attempt());
+      const error = await storeRejection(attempt());
       expect(error.code).toBe("SEGMENT_CORRUPT");
       expect(error.file).toBe(store.segmentFile(id));
       expect(error.line).toBe(6);
@@ -214,7 +280,7 @@ describe("FileSegmentStore files", () => {
     const store = new FileSegmentStore(dir);
     const id = formatSegmentId(3);
     await writeFile(store.segmentFile(id), "");
-    const error = await podRejection(store.openSegment(id));
+    const error = await storeRejection(store.openSegment(id));
     expect(error.code).toBe("SEGMENT_CORRUPT");
     expect(error.message).toMatch(/no start record/);
     expect((await stat(store.segmentFile(id))).size).toBe(0);
@@ -226,7 +292,7 @@ describe("FileSegmentStore files", () => {
     const { id, data } = await writeLog(store);
     const torn = data.subarray(0, data.length - 5);
     await writeFile(store.segmentFile(id), torn);
-    const error = await podRejection(store.openSegment(id, { recoverTail: false }));
+    const error = await storeRejection(store.openSegment(id, { recoverTail: false }));
     expect(error.code).toBe("SEGMENT_CORRUPT");
     expect(error.line).toBe(RECORDS.length);
     expect(Buffer.compare(await readFile(store.segmentFile(id)), torn)).toBe(0);
@@ -285,8 +351,8 @@ describe("FileSegmentStore crash recovery", () => {
       await writeFile(file, cut);
       const whole = wholeRecords(lineEnds, length);
       if (whole === 0) {
-        expect((await podRejection(store.readSegment(id))).code).toBe("SEGMENT_CORRUPT");
-        expect((await podRejection(store.openSegment(id))).code).toBe("SEGMENT_CORRUPT");
+        expect((await storeRejection(store.readSegment(id))).code).toBe("SEGMENT_CORRUPT");
+        expect((await storeRejection(store.openSegment(id))).code).toBe("SEGMENT_CORRUPT");
         expect(Buffer.compare(await readFile(file), cut)).toBe(0);
         return false;
       }
@@ -387,24 +453,25 @@ describe("FileSegmentStore crash recovery", () => {
       const result: unknown = await (openIt ? store.openSegment(id) : store.readSegment(id)).catch(
         (error: unknown) => error,
       );
-      if (PodError.is(result)) {
+      if (SegmentStoreError.is(result)) {
         expect(result.code).toBe("SEGMENT_CORRUPT");
-        expect(offset).toBeLessThan(lastStart - 1);
+        expect(offset).toBeLessThan(lastStart);
         expect(Buffer.compare(await readFile(file), flipped)).toBe(0);
         outcomes.corrupt += 1;
         continue;
       }
       if (result instanceof Error) throw result;
       const { records, warnings, writer } = result as ReadSegmentResult & { writer?: SegmentWriter };
-      expect(offset).toBeGreaterThanOrEqual(lastStart - 1);
+      expect(offset).toBeGreaterThanOrEqual(lastStart);
       expect(records).toEqual(RECORDS.slice(0, records.length));
-      expect(records.length).toBeGreaterThanOrEqual(RECORDS.length - 2);
+      expect(records.length).toBe(RECORDS.length - 1);
       expect(records.length).toBeLessThan(RECORDS.length);
       expect(warnings.map((warning) => warning.code)).toEqual(["SEGMENT_TAIL_RECOVERED"]);
       await writer?.close();
       outcomes.prefix += 1;
     }
-    expect(outcomes.corrupt).toBe(lastStart - 1);
-    expect(outcomes.prefix).toBe(data.length - lastStart + 1);
+    // The newline before the last line counts as corruption (issue 16, defect 1).
+    expect(outcomes.corrupt).toBe(lastStart);
+    expect(outcomes.prefix).toBe(data.length - lastStart);
   });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PodError, type PodErrorCode } from "./pod-error.ts";
+import { SegmentStoreError, type SegmentStoreErrorCode } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment } from "./segment-codec.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import { formatSegmentId } from "./segment-id.ts";
@@ -23,7 +23,7 @@ import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
 const SEED = 0x5e6_0001;
 const GARBAGE_RUNS = 3_000;
 const FORGED_RUNS = 1_000;
-const CODES: ReadonlySet<PodErrorCode> = new Set([
+const CODES: ReadonlySet<SegmentStoreErrorCode> = new Set([
   "SEGMENT_CORRUPT",
   "SEGMENT_LOCKED",
   "SEGMENT_NOT_FOUND",
@@ -101,7 +101,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
   console.log(
-    `[hostile-input] @insomnia/pod segment log (seed ${SEED}): ${counts.cases} cases (${counts.crash} crash offsets, ${counts.garbage} garbage tails, ` +
+    `[hostile-input] @insomnia/segment-store segment log (seed ${SEED}): ${counts.cases} cases (${counts.crash} crash offsets, ${counts.garbage} garbage tails, ` +
       `${counts.flips} bit flips, ${counts.forged} forged checksummed lines; ${counts.viaStore} also through FileSegmentStore on disk), ` +
       `${counts.typedErrors} typed errors (${counts.withCode} with a code, ${counts.withPosition} with a position), ${counts.correct} correct results, ` +
       `${counts.invented} records invented, ${counts.lostSilently} acknowledged records lost without an error or warning; ` +
@@ -130,14 +130,16 @@ function lineOf(offset: number): number {
   return n;
 }
 
-type Outcome = { kind: "records"; records: SegmentRecord[]; tail: boolean } | { kind: "error"; error: PodError };
+type Outcome =
+  | { kind: "records"; records: SegmentRecord[]; tail: boolean }
+  | { kind: "error"; error: SegmentStoreError };
 
 function scan(data: Buffer): Outcome {
   try {
     const result = scanSegment(data, FILE);
     return { kind: "records", records: result.records, tail: result.tailReason !== undefined };
   } catch (error) {
-    if (!PodError.is(error)) throw error;
+    if (!SegmentStoreError.is(error)) throw error;
     return { kind: "error", error };
   }
 }
@@ -190,12 +192,12 @@ async function viaStore(data: Buffer, scanned: Outcome, what: () => string): Pro
   const read = await store.readSegment(ID).catch((error: unknown) => error);
   if (scanned.kind === "error") {
     check(
-      PodError.is(read) && read.code === "SEGMENT_CORRUPT" && read.line === scanned.error.line,
+      SegmentStoreError.is(read) && read.code === "SEGMENT_CORRUPT" && read.line === scanned.error.line,
       () => `${what()}: readSegment gave ${String(read)}`,
     );
     const opened = await store.openSegment(ID).catch((error: unknown) => error);
     check(
-      PodError.is(opened) && opened.code === "SEGMENT_CORRUPT",
+      SegmentStoreError.is(opened) && opened.code === "SEGMENT_CORRUPT",
       () => `${what()}: openSegment gave ${String(opened)}`,
     );
     // A hard error leaves the file exactly as it was.
@@ -211,7 +213,7 @@ async function viaStore(data: Buffer, scanned: Outcome, what: () => string): Pro
   if (scanned.tail) {
     const strict = await store.openSegment(ID, { recoverTail: false }).catch((error: unknown) => error);
     check(
-      PodError.is(strict) && strict.code === "SEGMENT_CORRUPT" && typeof strict.line === "number",
+      SegmentStoreError.is(strict) && strict.code === "SEGMENT_CORRUPT" && typeof strict.line === "number",
       () => `${what()}: strict open gave ${String(strict)}`,
     );
     check((await readFile(file)).equals(data), () => `${what()}: strict open modified the file`);
@@ -364,7 +366,6 @@ describe("segment log under hostile bytes", () => {
   it("every_single_bit_flip_is_a_hard_error_or_a_warned_prefix", async () => {
     await guarded(async () => {
       const n = lineEnds.length;
-      const penultimateNewline = (lineEnds[n - 2] ?? 0) - 1;
       for (let offset = 0; offset < log.length; offset += 1) {
         for (let bit = 0; bit < 8; bit += 1) {
           counts.cases += 1;
@@ -374,9 +375,10 @@ describe("segment log under hostile bytes", () => {
           const outcome = scan(data);
           const line = lineOf(offset);
           const what = (): string => `bit ${bit} of byte ${offset} (line ${line + 1})`;
-          if (line === n - 1 || offset === penultimateNewline) {
-            // The last whole line (or the newline joining it to the one before) reads as a torn append.
-            const kept = line === n - 1 ? n - 1 : n - 2;
+          if (line === n - 1) {
+            // The last whole line reads as a torn append. A flipped newline before it joins two
+            // lines, and damage followed by a whole record is corruption (issue 16, defect 1).
+            const kept = n - 1;
             check(
               outcome.kind === "records" && outcome.records.length === kept && outcome.tail,
               () => `${what()}: expected ${kept} records and a tail warning`,

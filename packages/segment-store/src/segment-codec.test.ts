@@ -1,7 +1,7 @@
 import { crc32 } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PodError } from "./pod-error.ts";
+import { SegmentStoreError } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord } from "./segment-codec.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
 
@@ -29,11 +29,11 @@ function encodeLog(records: readonly SegmentRecord[]): { data: Buffer; lineStart
   return { data: Buffer.concat(lines), lineStarts };
 }
 
-function scanError(data: Buffer): PodError {
+function scanError(data: Buffer): SegmentStoreError {
   try {
     scanSegment(data, FILE);
   } catch (error) {
-    if (PodError.is(error)) return error;
+    if (SegmentStoreError.is(error)) return error;
     throw error;
   }
   throw new Error("expected scanSegment to throw");
@@ -128,6 +128,20 @@ describe("scanSegment", () => {
     expect(error.message).toMatch(/checksum mismatch, yet a whole record follows at line 4/);
   });
 
+  it("flipped_newline_before_the_last_record_is_corrupt_not_a_torn_tail", () => {
+    const records = [start, message(0), message(1), message(2)];
+    const { data, lineStarts } = encodeLog(records);
+    const newline = (lineStarts[3] ?? 0) - 1;
+    for (const replacement of [0x0b, 0x00, 0x20, 0x8a]) {
+      const damaged = Buffer.from(data);
+      damaged[newline] = replacement;
+      const error = scanError(damaged);
+      expect(error.code).toBe("SEGMENT_CORRUPT");
+      expect(error.line).toBe(3);
+      expect(error.message).toMatch(/yet a whole record follows inside line 3/);
+    }
+  });
+
   it("complete_line_without_newline_is_a_torn_tail", () => {
     const { data, lineStarts } = encodeLog([start, message(0), message(1)]);
     const scan = scanSegment(data.subarray(0, data.length - 1), FILE);
@@ -157,12 +171,13 @@ describe("scanSegment", () => {
       for (let bit = 0; bit < 8; bit += 1) {
         const flipped = Buffer.from(data);
         flipped[offset] = (flipped[offset] ?? 0) ^ (1 << bit);
-        if (offset < lastStart - 1) {
+        if (offset < lastStart) {
+          // Also the newline joining the last line to the one before: damage followed by a whole record.
           expect(scanError(flipped).code).toBe("SEGMENT_CORRUPT");
           corrupt += 1;
         } else {
-          // The last line, or the newline joining it to the one before: a torn tail.
-          const kept = offset === lastStart - 1 ? records.length - 2 : records.length - 1;
+          // The last line: a torn tail.
+          const kept = records.length - 1;
           const scan = scanSegment(flipped, FILE);
           expect(scan.records).toEqual(records.slice(0, kept));
           expect(scan.tailReason).toMatch(
@@ -173,6 +188,6 @@ describe("scanSegment", () => {
       }
     }
     expect(corrupt + recovered).toBe(data.length * 8);
-    expect(recovered).toBe((data.length - lastStart + 1) * 8);
+    expect(recovered).toBe((data.length - lastStart) * 8);
   });
 });

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { PodError } from "./pod-error.ts";
+import { SegmentStoreError } from "./segment-store-error.ts";
 import { isSegmentRecord, type SegmentRecord } from "./segment-record.ts";
 
 /*
@@ -45,11 +45,60 @@ function lineCrc(seqText: string, recordJson: Buffer): string {
   return crc.toString(16).padStart(8, "0");
 }
 
+/** Thrown by {@link plainJsonReplacer} to stop `JSON.stringify` at the first value that is not plain JSON. */
+class NotPlainJson extends Error {}
+
+/** What makes `value` not plain JSON, or undefined when it is (an undefined object property is absent, as in JSON). */
+function notPlainJson(value: unknown, inArray: boolean): string | undefined {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return undefined;
+    case "number":
+      return Number.isFinite(value) ? undefined : `the number ${String(value)}`;
+    case "undefined":
+      return inArray ? "undefined (or a hole) in an array" : undefined;
+    case "bigint":
+      return "a BigInt";
+    case "function":
+      return "a function";
+    case "symbol":
+      return "a symbol";
+    default: {
+      if (value === null || Array.isArray(value)) return undefined;
+      const proto: unknown = Object.getPrototypeOf(value);
+      // A plain object of this realm or another one (whose Object.prototype differs).
+      const plain =
+        proto === null ||
+        (typeof proto === "object" &&
+          Object.getPrototypeOf(proto) === null &&
+          (proto as { constructor?: { name?: unknown } }).constructor?.name === "Object");
+      if (!plain) {
+        const name = (proto as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+        return typeof name === "string" && name !== "" ? `a ${name}` : "an object with a prototype";
+      }
+      return typeof (value as { toJSON?: unknown }).toJSON === "function"
+        ? "an object with a toJSON method"
+        : undefined;
+    }
+  }
+}
+
+function plainJsonReplacer(this: unknown, key: string, value: unknown): unknown {
+  const original = (this as Record<string, unknown>)[key];
+  const problem = notPlainJson(original, Array.isArray(this));
+  if (problem !== undefined) throw new NotPlainJson(key === "" ? problem : `${problem} at key ${JSON.stringify(key)}`);
+  return value;
+}
+
 /**
- * JSON text of `record` as it will be stored; what a reader gets back is `JSON.parse` of it.
- * `expected` is the record type allowed at this place: `segment_start` first, `message` after.
- * Throws a PodError `INVALID_ARGUMENT` for anything else, or a record that does not survive
- * the JSON round trip (e.g. an undefined or BigInt message).
+ * JSON text of `record` as it will be stored; what a reader gets back is `JSON.parse` of it,
+ * equal to what was given. `expected` is the record type allowed at this place:
+ * `segment_start` first, `message` after. Throws a SegmentStoreError `INVALID_ARGUMENT` for
+ * anything else, and for a record that is not plain JSON data (null, booleans, finite numbers,
+ * strings, arrays, plain objects): a BigInt, NaN, Infinity, a Map, Set, Date or class instance,
+ * a function or symbol, undefined in an array, a cycle — what `JSON.stringify` would drop,
+ * change or refuse. (An object property that is undefined counts as absent, as in JSON.)
  */
 export function serializeSegmentRecord(
   record: SegmentRecord,
@@ -59,7 +108,7 @@ export function serializeSegmentRecord(
   const where = expected === "segment_start" ? "cannot create a segment" : `cannot append to segment ${segmentId}`;
   const type = typeof record === "object" && record !== null ? (record as { type?: unknown }).type : undefined;
   if (type !== expected) {
-    throw new PodError(
+    throw new SegmentStoreError(
       "INVALID_ARGUMENT",
       `${where}: expected a "${expected}" record, got ${type === undefined ? typeof record : JSON.stringify(type)}` +
         ` (a segment has exactly one segment_start, written by createSegment)`,
@@ -68,14 +117,22 @@ export function serializeSegmentRecord(
   let json: string | undefined;
   let cause: unknown;
   try {
-    json = JSON.stringify(record);
+    json = JSON.stringify(record, plainJsonReplacer);
   } catch (error) {
+    if (error instanceof NotPlainJson) {
+      throw new SegmentStoreError(
+        "INVALID_ARGUMENT",
+        `${where}: the record is not plain JSON data: it holds ${error.message}. A record (and so every message ` +
+          `and tool input) may hold only null, booleans, finite numbers, strings, arrays and plain objects, ` +
+          `so that it reads back exactly as it was appended; convert the value first (e.g. a Date to its ISO string)`,
+      );
+    }
     cause = error;
   }
   if (json === undefined || !isSegmentRecord(JSON.parse(json))) {
-    throw new PodError(
+    throw new SegmentStoreError(
       "INVALID_ARGUMENT",
-      `${where}: the record is not made of JSON data of the right shape` +
+      `${where}: the record is not made of plain JSON data of the right shape` +
         ` (a segment_start needs string systemPrompt/createdAt and sources of {ref, file, sha256};` +
         ` a message record needs a defined, JSON-serializable message)`,
       cause === undefined ? {} : { cause },
@@ -128,6 +185,21 @@ function decodeLine(line: Buffer): DecodedLine {
   return { kind: "record", seq: Number(seqText), record };
 }
 
+const FRAME_START = Buffer.from('{"seq":', "latin1");
+
+/**
+ * Offset of a checksummed frame that starts inside `line` (after its first byte) and runs to
+ * the line's end, or undefined. Only a damaged line is searched, so this costs nothing on a
+ * healthy log; record JSON escapes every quote inside strings, so `{"seq":` followed by a
+ * passing checksum cannot occur inside a healthy record by accident.
+ */
+function embeddedRecordAt(line: Buffer): number | undefined {
+  for (let at = line.indexOf(FRAME_START, 1); at !== -1; at = line.indexOf(FRAME_START, at + 1)) {
+    if (decodeLine(line.subarray(at)).kind !== "torn") return at;
+  }
+  return undefined;
+}
+
 /** Result of {@link scanSegment}. */
 export interface SegmentScan {
   readonly records: SegmentRecord[];
@@ -137,10 +209,10 @@ export interface SegmentScan {
   readonly tailReason?: string;
 }
 
-function corrupt(file: string, line: number, reason: string): PodError {
-  return new PodError(
+function corrupt(file: string, line: number, reason: string): SegmentStoreError {
+  return new SegmentStoreError(
     "SEGMENT_CORRUPT",
-    `${file}:${line}: segment log is corrupt: ${reason}. The file was left unchanged; ` +
+    `segment log is corrupt: ${reason}. The file was left unchanged; ` +
       `restore it from a backup, or start a new segment (a segment log is never repaired in the middle).`,
     { file, line },
   );
@@ -148,8 +220,9 @@ function corrupt(file: string, line: number, reason: string): PodError {
 
 /**
  * Parses a whole segment file. Records up to the first bad line are returned; bad lines
- * are tolerated only at the very end (a torn tail). Throws a PodError `SEGMENT_CORRUPT`
- * (with `file` and 1-based `line`) for a bad line followed by a whole record, a record
+ * are tolerated only at the very end (a torn tail: nothing after the last whole record holds a
+ * checksummed frame). Throws a SegmentStoreError `SEGMENT_CORRUPT` (with `file` and 1-based
+ * `line`) for a bad line followed by a whole record (also one joined to it by a lost newline), a record
  * out of sequence, a record that is not a record, a segment_start after the first record,
  * or a file without a start record.
  */
@@ -184,6 +257,17 @@ export function scanSegment(data: Buffer, file: string): SegmentScan {
     } else if (decoded.kind === "invalid") {
       throw corrupt(file, firstBad?.line ?? lineNumber, firstBad?.reason ?? decoded.reason);
     } else {
+      const embedded = embeddedRecordAt(data.subarray(position, end));
+      if (embedded !== undefined) {
+        // A lost newline (or other damage) joined this line to a whole, checksummed one: the
+        // damage is followed by more framed data, so it is not a torn append.
+        throw corrupt(
+          file,
+          firstBad?.line ?? lineNumber,
+          `${firstBad?.reason ?? decoded.reason}, yet a whole record follows inside line ${lineNumber} at byte ${embedded + 1} ` +
+            `(its newline was damaged)`,
+        );
+      }
       firstBad ??= { line: lineNumber, reason: decoded.reason };
     }
     position = end + 1;

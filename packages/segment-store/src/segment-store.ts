@@ -16,7 +16,7 @@ export interface SegmentWriter {
   readonly segmentId: string;
   /**
    * Appends one `message` record; resolves once it is durable. Appends run in call order.
-   * A `segment_start` or non-JSON record is a PodError `INVALID_ARGUMENT`.
+   * A `segment_start` or non-JSON record is a SegmentStoreError `INVALID_ARGUMENT`.
    */
   append(record: SegmentRecord): Promise<void>;
   /** Waits for pending appends, then releases the lock. Idempotent. */

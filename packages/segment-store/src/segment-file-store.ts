@@ -1,6 +1,6 @@
 import { link, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { PodError } from "./pod-error.ts";
+import { SegmentStoreError } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord, type SegmentScan } from "./segment-codec.ts";
 import { FileSegmentWriter } from "./segment-file-writer.ts";
 import { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
@@ -24,9 +24,9 @@ function errorCode(error: unknown): string | undefined {
   return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
 }
 
-function ioError(file: string, action: string, cause: unknown): PodError {
-  if (PodError.is(cause)) return cause;
-  return new PodError("SEGMENT_IO", `${file}: cannot ${action}: ${String(cause)}`, { file, cause });
+function ioError(file: string, action: string, cause: unknown): SegmentStoreError {
+  if (SegmentStoreError.is(cause)) return cause;
+  return new SegmentStoreError("SEGMENT_IO", `cannot ${action}: ${String(cause)}`, { file, cause });
 }
 
 /** Makes a new directory entry durable; skipped where directories cannot be fsynced. */
@@ -82,7 +82,7 @@ export class FileSegmentStore implements SegmentStore {
       try {
         ({ lock } = await acquireSegmentLock(this.lockFile(segmentId), segmentId));
       } catch (error) {
-        if (PodError.is(error) && error.code === "SEGMENT_LOCKED") continue;
+        if (SegmentStoreError.is(error) && error.code === "SEGMENT_LOCKED") continue;
         throw error;
       }
       const writer = await this.#publish(segmentId, line, lock);
@@ -160,17 +160,17 @@ export class FileSegmentStore implements SegmentStore {
 
   #checkId(segmentId: string): void {
     if (parseSegmentId(segmentId) === undefined) {
-      throw new PodError(
+      throw new SegmentStoreError(
         "SEGMENT_NOT_FOUND",
         `"${segmentId}" is not a segment id (expected "seg-" and at least 10 digits, as listed by listSegments())`,
       );
     }
   }
 
-  #notFound(segmentId: string, file: string): PodError {
-    return new PodError(
+  #notFound(segmentId: string, file: string): SegmentStoreError {
+    return new SegmentStoreError(
       "SEGMENT_NOT_FOUND",
-      `${file}: segment ${segmentId} does not exist in ${this.dir}; listSegments() shows the segments there`,
+      `segment ${segmentId} does not exist in ${this.dir}; listSegments() shows the segments there`,
       { file },
     );
   }
@@ -212,9 +212,9 @@ export class FileSegmentStore implements SegmentStore {
       if (scan.tailReason !== undefined) {
         if (options.recoverTail === false) {
           const line = scan.records.length + 1;
-          throw new PodError(
+          throw new SegmentStoreError(
             "SEGMENT_CORRUPT",
-            `${file}:${line}: segment ends in a torn record (${scan.tailReason}); the file was left unchanged — ` +
+            `segment ends in a torn record (${scan.tailReason}); the file was left unchanged — ` +
               `open it with recoverTail enabled to cut the ${data.length - scan.validLength} bytes off`,
             { file, line },
           );

@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { PodError } from "./pod-error.ts";
+import { SegmentStoreError } from "./segment-store-error.ts";
 import { encodeSegmentLine, serializeSegmentRecord } from "./segment-codec.ts";
 import type { SegmentLock } from "./segment-lock.ts";
 import type { SegmentRecord } from "./segment-record.ts";
@@ -14,7 +14,7 @@ export class FileSegmentWriter implements SegmentWriter {
   #nextSeq: number;
   #position: number;
   #queue: Promise<void> = Promise.resolve();
-  #failure: PodError | undefined;
+  #failure: SegmentStoreError | undefined;
   #closing: Promise<void> | undefined;
 
   /** Wraps an open handle positioned after `position` bytes holding `nextSeq` whole records. */
@@ -38,9 +38,9 @@ export class FileSegmentWriter implements SegmentWriter {
   append(record: SegmentRecord): Promise<void> {
     if (this.#closing !== undefined) {
       return Promise.reject(
-        new PodError(
+        new SegmentStoreError(
           "SEGMENT_IO",
-          `${this.#file}: cannot append to segment ${this.segmentId}: its writer is closed; open the segment again to append`,
+          `cannot append to segment ${this.segmentId}: its writer is closed; open the segment again to append`,
           {
             file: this.#file,
           },
@@ -77,9 +77,9 @@ export class FileSegmentWriter implements SegmentWriter {
     } catch (cause) {
       // The file may now end in part of this line; appending after it would put a whole
       // record behind garbage, which reads as mid-file corruption. Refuse further appends.
-      this.#failure = new PodError(
+      this.#failure = new SegmentStoreError(
         "SEGMENT_IO",
-        `${this.#file}: appending record ${this.#nextSeq} to segment ${this.segmentId} failed (${String(cause)}); ` +
+        `appending record ${this.#nextSeq} to segment ${this.segmentId} failed (${String(cause)}); ` +
           `this writer accepts no more records — close it and open the segment again to recover its tail`,
         { file: this.#file, cause },
       );

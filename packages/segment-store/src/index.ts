@@ -1,0 +1,16 @@
+export type {
+  OpenSegmentOptions,
+  OpenSegmentResult,
+  ReadSegmentResult,
+  SegmentStore,
+  SegmentWarning,
+  SegmentWriter,
+} from "./segment-store.ts";
+export { isSegmentRecord } from "./segment-record.ts";
+export type { SegmentMessageRecord, SegmentRecord, SegmentSource, SegmentStartRecord } from "./segment-record.ts";
+export { serializeSegmentRecord } from "./segment-codec.ts";
+export { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
+export { SegmentStoreError } from "./segment-store-error.ts";
+export type { SegmentStoreErrorCode } from "./segment-store-error.ts";
+export { FileSegmentStore } from "./segment-file-store.ts";
+export { MemorySegmentStore } from "./segment-memory-store.ts";

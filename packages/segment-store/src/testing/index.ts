@@ -1,0 +1,9 @@
+export { describeSegmentStoreConformance } from "./conformance.ts";
+export type {
+  ConformanceCapability,
+  ConformanceOptions,
+  SegmentStoreDamage,
+  SegmentStoreFactory,
+  SegmentStoreHarness,
+  WorkerThreadStore,
+} from "./conformance.ts";

@@ -6,8 +6,8 @@ import { CuttingProxy } from "./__fixtures__/cutting-proxy.ts";
 import { PgServer } from "./__fixtures__/pg-server.ts";
 import { start } from "./__fixtures__/stores.ts";
 import { PostgresSegmentStore } from "./postgres-segment-store.ts";
-import { PostgresStoreError } from "./postgres-store-error.ts";
-import type { SegmentRecord } from "./segment-contract.ts";
+import { SegmentStoreError } from "@insomnia/segment-store";
+import type { SegmentRecord } from "@insomnia/segment-store";
 
 // Each test here crashes, stops or cuts off a server: every one gets its own server, a copy
 // of the template cluster, so the other suites' shared server is never touched.
@@ -37,7 +37,7 @@ function appendAll(
   writer: { append(record: SegmentRecord): Promise<void> },
   total: number,
   acked: number[],
-  errors: PostgresStoreError[],
+  errors: SegmentStoreError[],
 ): Promise<void> {
   return (async () => {
     for (let n = 0; n < total; ) {
@@ -46,7 +46,7 @@ function appendAll(
         acked.push(n);
         n += 1;
       } catch (error) {
-        if (!PostgresStoreError.is(error)) throw error;
+        if (!SegmentStoreError.is(error)) throw error;
         errors.push(error);
         // Retrying the same record is what makes an unknown outcome safe: written at most once.
         await sleep(20);
@@ -67,7 +67,7 @@ describe("server faults", () => {
     const store = await openStore({ connectionString: server.connectionString, podId: "crash", resolveTimeoutMs: 300 });
     const writer = await store.createSegment(start);
     const acked: number[] = [];
-    const errors: PostgresStoreError[] = [];
+    const errors: SegmentStoreError[] = [];
     const run = appendAll(writer, 120, acked, errors);
     await until(() => acked.length >= 40);
     await server.stop("immediate");
@@ -124,7 +124,7 @@ describe("server faults", () => {
     const store = await openStore({ pool, podId: "terminate-many" });
     const writer = await store.createSegment(start);
     const acked: number[] = [];
-    const errors: PostgresStoreError[] = [];
+    const errors: SegmentStoreError[] = [];
     const admin = new pg.Client({ connectionString: server.connectionString });
     await admin.connect();
     const run = appendAll(writer, 150, acked, errors);
@@ -181,10 +181,10 @@ describe("server faults", () => {
     // Down while idle, append attempted: a coded error, nothing written; up again: goes on.
     await server.stop("immediate");
     const error = await writer.append(childRecord(2)).catch((e: unknown) => e);
-    expect(PostgresStoreError.is(error) && [error.code, error.durable !== true]).toEqual(["SEGMENT_UNAVAILABLE", true]);
-    expect(PostgresStoreError.is(error) && error.message).toMatch(/PostgreSQL is unavailable/);
+    expect(SegmentStoreError.is(error) && [error.code, error.durable !== true]).toEqual(["SEGMENT_UNAVAILABLE", true]);
+    expect(SegmentStoreError.is(error) && error.message).toMatch(/PostgreSQL is unavailable/);
     const listed = await store.listSegments().catch((e: unknown) => e);
-    expect(PostgresStoreError.is(listed) && listed.code).toBe("SEGMENT_UNAVAILABLE");
+    expect(SegmentStoreError.is(listed) && listed.code).toBe("SEGMENT_UNAVAILABLE");
     await server.start();
     await writer.append(childRecord(2));
     await writer.append(childRecord(3));
@@ -197,6 +197,6 @@ describe("server faults", () => {
     const error = await PostgresSegmentStore.open({ connectionString: server.connectionString, podId: "x" }).catch(
       (e: unknown) => e,
     );
-    expect(PostgresStoreError.is(error) && error.code).toBe("SEGMENT_UNAVAILABLE");
+    expect(SegmentStoreError.is(error) && error.code).toBe("SEGMENT_UNAVAILABLE");
   });
 });

@@ -6,9 +6,4 @@ export {
   type PostgresSegmentStoreOptions,
 } from "./postgres-segment-store.ts";
 export { PostgresSegmentWriter } from "./postgres-segment-writer.ts";
-export {
-  PostgresStoreError,
-  type PostgresStoreErrorCode,
-  type PostgresStoreErrorOptions,
-} from "./postgres-store-error.ts";
 export { MIGRATIONS, type Migration, migrate, migrationHash } from "./migrations.ts";

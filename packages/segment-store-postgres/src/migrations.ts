@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
-import { PostgresStoreError } from "./postgres-store-error.ts";
+import { SegmentStoreError } from "@insomnia/segment-store";
 
 /** One versioned schema change; `sql` names the schema as `{schema}`. */
 export interface Migration {
@@ -64,7 +64,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** The schema name, quoted for SQL; an `INVALID_ARGUMENT` error unless it is a plain lower-case identifier. */
 export function quoteSchema(schema: string): string {
   if (!SCHEMA_NAME.test(schema)) {
-    throw new PostgresStoreError(
+    throw new SegmentStoreError(
       "INVALID_ARGUMENT",
       `schema ${JSON.stringify(schema)} is not a plain identifier; use 1-63 of [a-z0-9_], not starting with a digit`,
     );
@@ -113,14 +113,14 @@ export async function migrate(
     for (const row of applied.rows) {
       const migration = known.get(row.version);
       if (migration === undefined) {
-        throw new PostgresStoreError(
+        throw new SegmentStoreError(
           "SCHEMA_TOO_NEW",
           `schema ${schema} is at version ${applied.rows.at(-1)?.version} ("${row.name}" is version ${row.version}), ` +
             `but this @insomnia/segment-store-postgres knows versions up to ${newest}; upgrade the package (every process that opens this database needs it)`,
         );
       }
       if (migration.name !== row.name || migrationHash(migration) !== row.sha256) {
-        throw new PostgresStoreError(
+        throw new SegmentStoreError(
           "SCHEMA_MISMATCH",
           `schema ${schema}: migration ${row.version} ("${row.name}", sha256 ${row.sha256}) differs from this package's ` +
             `("${migration.name}", sha256 ${migrationHash(migration)}); the schema was changed by hand or by another build — restore it or use another schema`,
@@ -143,6 +143,6 @@ export async function migrate(
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
   } finally {
-    client.release(failed !== undefined && !PostgresStoreError.is(failed) ? (failed as Error) : undefined);
+    client.release(failed !== undefined && !SegmentStoreError.is(failed) ? (failed as Error) : undefined);
   }
 }

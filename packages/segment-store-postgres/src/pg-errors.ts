@@ -1,4 +1,4 @@
-import { PostgresStoreError } from "./postgres-store-error.ts";
+import { SegmentStoreError } from "@insomnia/segment-store";
 
 // SQLSTATEs that mean the connection or the server went away, not that the statement was refused.
 const CONNECTION_STATES = new Set(["57P01", "57P02", "57P03", "53300", "58030"]);
@@ -28,15 +28,15 @@ export function causeText(error: unknown): string {
 }
 
 /** A `SEGMENT_UNAVAILABLE` error for an operation that did not reach the database or lost it. */
-export function unavailable(what: string, cause: unknown, durable?: boolean | "unknown"): PostgresStoreError {
-  if (PostgresStoreError.is(cause)) return cause;
+export function unavailable(what: string, cause: unknown, durable?: boolean | "unknown"): SegmentStoreError {
+  if (SegmentStoreError.is(cause)) return cause;
   const next =
     durable === false
       ? "nothing was written; try again once PostgreSQL is reachable"
       : durable === "unknown"
         ? "whether it was written could not be learned; append the same record again once PostgreSQL is reachable (it is written at most once)"
         : "check that PostgreSQL is running and reachable, then try again";
-  return new PostgresStoreError(
+  return new SegmentStoreError(
     "SEGMENT_UNAVAILABLE",
     `${what}: PostgreSQL is unavailable (${causeText(cause)}); ${next}`,
     {

@@ -1,145 +1,43 @@
-import { afterAll, describe, expect, it } from "vitest";
-import { closeTestStores, message, openTestStore, start, storeRejection } from "./__fixtures__/stores.ts";
-import type { SegmentRecord, SegmentStartRecord } from "./segment-contract.ts";
+import type { SegmentRecord } from "@insomnia/segment-store";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  closeTestStores,
+  message,
+  openTestStore,
+  sharedConnectionString,
+  start,
+  storeRejection,
+} from "./__fixtures__/stores.ts";
+import { openPostgresStore, PostgresSegmentStore } from "./postgres-segment-store.ts";
 
-afterAll(closeTestStores);
+let admin: pg.Pool;
+beforeAll(() => {
+  admin = new pg.Pool({ connectionString: sharedConnectionString(), max: 2 });
+});
+afterAll(async () => {
+  await closeTestStores();
+  await admin.end();
+});
+
+/** Makes the lease of a segment run out now, as if its writer had stopped renewing it long ago. */
+async function expireLease(podId: string, segmentId: string): Promise<void> {
+  const { rowCount } = await admin.query(
+    "UPDATE insomnia.segments SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1 AND segment_no = $2",
+    [podId, Number(segmentId.slice(4))],
+  );
+  expect(rowCount).toBe(1);
+}
+
+async function rowCounts(podId: string): Promise<string> {
+  const { rows } = await admin.query<{ n: string }>(
+    "SELECT count(*)::text AS n FROM insomnia.records WHERE pod_id = $1",
+    [podId],
+  );
+  return rows[0]?.n ?? "";
+}
 
 describe("PostgresSegmentStore", () => {
-  it("round_trips_start_and_messages", async () => {
-    const store = await openTestStore();
-    const writer = await store.createSegment(start);
-    for (let n = 0; n < 5; n += 1) await writer.append(message(n));
-    await writer.close();
-    const { records, warnings } = await store.readSegment(writer.segmentId);
-    expect(records).toEqual([start, message(0), message(1), message(2), message(3), message(4)]);
-    expect(warnings).toEqual([]);
-  });
-
-  it("keeps_optional_start_fields_and_continues_after_reopen", async () => {
-    const store = await openTestStore();
-    const first = await store.createSegment(start);
-    await first.close();
-    const compacted: SegmentStartRecord = { ...start, previousSegment: first.segmentId, summary: "earlier: ひとこと" };
-    const writer = await store.createSegment(compacted);
-    await writer.append(message(1));
-    await writer.close();
-    const opened = await store.openSegment(writer.segmentId);
-    expect(opened.records).toEqual([compacted, message(1)]);
-    expect(opened.warnings).toEqual([]);
-    await opened.writer.append(message(2));
-    await opened.writer.close();
-    expect((await store.readSegment(writer.segmentId)).records).toEqual([compacted, message(1), message(2)]);
-  });
-
-  it("lists_segments_oldest_first", async () => {
-    const store = await openTestStore();
-    expect(await store.listSegments()).toEqual([]);
-    expect(await store.latestSegment()).toBeUndefined();
-    const ids: string[] = [];
-    for (let n = 0; n < 12; n += 1) {
-      const writer = await store.createSegment(start);
-      ids.push(writer.segmentId);
-      await writer.close();
-    }
-    expect(new Set(ids).size).toBe(12);
-    expect([...ids].sort()).toEqual(ids);
-    expect(await store.listSegments()).toEqual(ids);
-    expect(await store.latestSegment()).toBe(ids[11]);
-  });
-
-  it("second_writer_is_locked_until_the_first_closes", async () => {
-    const store = await openTestStore();
-    const writer = await store.createSegment(start);
-    expect((await storeRejection(store.openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
-    await writer.append(message(0));
-    await writer.close();
-    const reopened = await store.openSegment(writer.segmentId);
-    expect(reopened.records).toEqual([start, message(0)]);
-    expect((await storeRejection(store.openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
-    await reopened.writer.close();
-  });
-
-  it("concurrent_creates_get_distinct_ids_and_concurrent_opens_one_writer", async () => {
-    const store = await openTestStore();
-    const writers = await Promise.all(Array.from({ length: 8 }, () => store.createSegment(start)));
-    const ids = writers.map((writer) => writer.segmentId);
-    expect(new Set(ids).size).toBe(8);
-    expect(await store.listSegments()).toEqual([...ids].sort());
-    await Promise.all(writers.map((writer) => writer.close()));
-    const first = ids[0] ?? "";
-    const results = await Promise.allSettled(Array.from({ length: 4 }, () => store.openSegment(first)));
-    const opened = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
-    const refused = results.flatMap((result) =>
-      result.status === "rejected" ? [(result.reason as { code?: unknown }).code] : [],
-    );
-    expect(opened).toHaveLength(1);
-    expect(refused).toEqual(["SEGMENT_LOCKED", "SEGMENT_LOCKED", "SEGMENT_LOCKED"]);
-    await opened[0]?.writer.close();
-  });
-
-  it("reads_without_the_lock_while_a_writer_is_open", async () => {
-    const store = await openTestStore();
-    const writer = await store.createSegment(start);
-    await writer.append(message(0));
-    expect((await store.readSegment(writer.segmentId)).records).toEqual([start, message(0)]);
-    await writer.close();
-  });
-
-  it("missing_or_malformed_segment_id_is_not_found", async () => {
-    const store = await openTestStore();
-    for (const id of ["seg-0000000099", "../etc/passwd", "seg-1", ""]) {
-      expect((await storeRejection(store.readSegment(id))).code).toBe("SEGMENT_NOT_FOUND");
-      expect((await storeRejection(store.openSegment(id))).code).toBe("SEGMENT_NOT_FOUND");
-    }
-  });
-
-  it("appends_in_call_order_without_awaiting", async () => {
-    const store = await openTestStore();
-    const writer = await store.createSegment(start);
-    const expected = Array.from({ length: 40 }, (_, n) => message(n));
-    await Promise.all(expected.map((record) => writer.append(record)));
-    await writer.close();
-    expect((await store.readSegment(writer.segmentId)).records).toEqual([start, ...expected]);
-  });
-
-  it("close_is_idempotent_and_append_after_close_fails", async () => {
-    const store = await openTestStore();
-    const writer = await store.createSegment(start);
-    const pending = writer.append(message(0));
-    const closing = writer.close();
-    await pending;
-    await closing;
-    await writer.close();
-    const error = await storeRejection(writer.append(message(1)));
-    expect(error.code).toBe("SEGMENT_IO");
-    expect(error.message).toMatch(/closed/);
-    expect((await store.readSegment(writer.segmentId)).records).toEqual([start, message(0)]);
-  });
-
-  it("rejects_non_message_or_non_json_records_and_keeps_the_segment", async () => {
-    const store = await openTestStore();
-    const writer = await store.createSegment(start);
-    const bad: unknown[] = [
-      { type: "message", message: undefined },
-      { type: "message", message: 10n },
-      { type: "message" },
-      { type: "note", text: "x" },
-      { type: "segment_start", systemPrompt: 1, sources: [], createdAt: "x" },
-      start,
-      null,
-    ];
-    for (const record of bad) {
-      expect((await storeRejection(writer.append(record as SegmentRecord))).code).toBe("INVALID_ARGUMENT");
-    }
-    await writer.append(message(0));
-    await writer.close();
-    expect((await store.readSegment(writer.segmentId)).records).toEqual([start, message(0)]);
-    for (const notStart of [message(0), { ...start, sources: [{ ref: "$user/x" }] }]) {
-      expect((await storeRejection(store.createSegment(notStart as SegmentStartRecord))).code).toBe("INVALID_ARGUMENT");
-    }
-    expect(await store.listSegments()).toEqual([writer.segmentId]);
-  });
-
   it("keeps_text_that_jsonb_would_refuse_or_change", async () => {
     const store = await openTestStore();
     const writer = await store.createSegment(start);
@@ -162,5 +60,106 @@ describe("PostgresSegmentStore", () => {
     expect(await b.listSegments()).toEqual([]);
     expect((await storeRejection(b.readSegment(writer.segmentId))).code).toBe("SEGMENT_NOT_FOUND");
     expect(await a.listSegments()).toEqual([writer.segmentId]);
+  });
+
+  it("a_writer_whose_lease_was_taken_over_is_fenced_and_writes_nothing", async () => {
+    const a = await openTestStore();
+    const b = await openTestStore({ podId: a.podId });
+    const writer = await a.createSegment(start);
+    await writer.append(message(0));
+    const locked = await storeRejection(b.openSegment(writer.segmentId));
+    expect(locked.code).toBe("SEGMENT_LOCKED");
+    expect(locked.message).toMatch(new RegExp(`process ${process.pid} on .*lease runs out at`));
+
+    await expireLease(a.podId, writer.segmentId);
+    const taken = await b.openSegment(writer.segmentId);
+    expect(taken.records).toEqual([start, message(0)]);
+    expect(taken.warnings.map((w) => w.code)).toEqual(["SEGMENT_LOCK_STALE"]);
+    await taken.writer.append(message(1));
+
+    const before = await rowCounts(a.podId);
+    for (const n of [2, 3]) {
+      const fenced = await storeRejection(writer.append(message(n)));
+      expect([fenced.code, fenced.durable]).toEqual(["SEGMENT_FENCED", false]);
+    }
+    expect(await rowCounts(a.podId)).toBe(before);
+    // The fenced writer's close gives nothing back: the new writer keeps the segment.
+    await writer.close();
+    expect((await storeRejection(a.openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
+    await taken.writer.append(message(2));
+    await taken.writer.close();
+    expect((await a.readSegment(writer.segmentId)).records).toEqual([start, message(0), message(1), message(2)]);
+  });
+
+  it("an_idle_writer_renews_its_lease", async () => {
+    const store = await openTestStore({ leaseMs: 300 });
+    const writer = await store.createSegment(start);
+    const lease = async () =>
+      (
+        await admin.query<{ t: string }>(
+          "SELECT lease_expires_at::text AS t FROM insomnia.segments WHERE pod_id = $1",
+          [store.podId],
+        )
+      ).rows[0]?.t;
+    const first = await lease();
+    let now = first;
+    while (now === first) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      now = await lease();
+    }
+    expect(now !== undefined && first !== undefined && now > first).toBe(true);
+    await writer.append(message(0));
+    await writer.close();
+    expect(await lease()).toBeNull();
+  });
+
+  it("a_database_refuses_a_record_that_is_not_the_next_one", async () => {
+    const store = await openTestStore();
+    const writer = await store.createSegment(start);
+    await writer.append(message(0));
+    const insert = (seq: number) =>
+      admin
+        .query(
+          "INSERT INTO insomnia.records (pod_id, segment_no, seq, record_id, body) VALUES ($1, 1, $2, gen_random_uuid(), '{}')",
+          [store.podId, seq],
+        )
+        .then(
+          () => "inserted",
+          (error: { code?: string }) => error.code,
+        );
+    // A duplicate breaks the key, a gap the link to the previous record.
+    expect(await insert(1)).toBe("23505");
+    expect(await insert(3)).toBe("23503");
+    expect(await insert(2)).toBe("inserted");
+    await writer.close();
+  });
+
+  it("bad_options_are_invalid_arguments", async () => {
+    const connectionString = sharedConnectionString();
+    for (const options of [
+      { connectionString, podId: "" },
+      { connectionString, podId: "x".repeat(201) },
+      { connectionString, podId: "p", schema: "Bad-Name" },
+      { connectionString, podId: "p", schema: "1abc" },
+      { connectionString, podId: "p", leaseMs: 0 },
+      { connectionString, podId: "p", resolveTimeoutMs: 1.5 },
+      { connectionString: "", podId: "p" },
+    ]) {
+      const error = await storeRejection(PostgresSegmentStore.open(options));
+      expect([JSON.stringify(options), error.code]).toEqual([JSON.stringify(options), "INVALID_ARGUMENT"]);
+    }
+  });
+
+  it("a_given_pool_is_left_open_and_an_own_pool_is_ended", async () => {
+    const pool = new pg.Pool({ connectionString: sharedConnectionString(), max: 2 });
+    const store = await PostgresSegmentStore.open({ pool, podId: "given-pool" });
+    expect(store.pool).toBe(pool);
+    await store.close();
+    expect((await pool.query<{ one: number }>("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+    await pool.end();
+    const own = await openPostgresStore(sharedConnectionString(), "own-pool");
+    await own.close();
+    expect(own.pool.ended).toBe(true);
+    expect((await storeRejection(own.listSegments())).code).toBe("SEGMENT_IO");
   });
 });

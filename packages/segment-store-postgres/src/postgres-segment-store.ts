@@ -1,23 +1,24 @@
 import { randomUUID } from "node:crypto";
-import pg, { type Pool, type PoolClient } from "pg";
-import { migrate, quoteSchema } from "./migrations.ts";
-import { causeText, isConnectionError, sleep, unavailable } from "./pg-errors.ts";
-import { PostgresSegmentWriter } from "./postgres-segment-writer.ts";
-import { PostgresStoreError } from "./postgres-store-error.ts";
-import { serializeRecord } from "./record-json.ts";
 import {
   formatSegmentId,
   isSegmentRecord,
   type OpenSegmentOptions,
   type OpenSegmentResult,
-  type ReadSegmentResult,
   parseSegmentId,
+  type ReadSegmentResult,
   type SegmentRecord,
   type SegmentStartRecord,
   type SegmentStore,
+  SegmentStoreError,
   type SegmentWarning,
   type SegmentWriter,
-} from "./segment-contract.ts";
+  serializeSegmentRecord,
+} from "@insomnia/segment-store";
+import pg, { type Pool, type PoolClient } from "pg";
+import { migrate, quoteSchema } from "./migrations.ts";
+import { causeText, isConnectionError, sleep, unavailable } from "./pg-errors.ts";
+import { PostgresSegmentWriter } from "./postgres-segment-writer.ts";
+
 import { type StoreContext, storeContext } from "./store-context.ts";
 
 /** Default writer lease: a crashed writer's segment can be taken over this long after its last append or heartbeat. */
@@ -79,7 +80,7 @@ function migrateOnce(pool: Pool, schema: string): Promise<void> {
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < 1) {
-    throw new PostgresStoreError(
+    throw new SegmentStoreError(
       "INVALID_ARGUMENT",
       `${name} must be a positive whole number of milliseconds, got ${value}`,
     );
@@ -116,7 +117,7 @@ export class PostgresSegmentStore implements SegmentStore {
   static async open(options: PostgresSegmentStoreOptions): Promise<PostgresSegmentStore> {
     const { podId, schema = "insomnia" } = options;
     if (typeof podId !== "string" || podId.length === 0 || podId.length > 200 || podId.includes("\u0000")) {
-      throw new PostgresStoreError(
+      throw new SegmentStoreError(
         "INVALID_ARGUMENT",
         `podId must be a string of 1-200 characters without NUL, got ${JSON.stringify(podId)}`,
       );
@@ -131,7 +132,7 @@ export class PostgresSegmentStore implements SegmentStore {
     } else if (typeof options.connectionString === "string" && options.connectionString !== "") {
       pool = new pg.Pool({ connectionString: options.connectionString });
     } else {
-      throw new PostgresStoreError("INVALID_ARGUMENT", "PostgresSegmentStore.open needs a connectionString or a pool");
+      throw new SegmentStoreError("INVALID_ARGUMENT", "PostgresSegmentStore.open needs a connectionString or a pool");
     }
     // An idle connection that dies (server restart, pooler timeout) is an `error` event on the
     // pool; without a listener Node would crash the process. The pool drops that connection.
@@ -140,9 +141,9 @@ export class PostgresSegmentStore implements SegmentStore {
       await migrateOnce(pool, schema);
     } catch (error) {
       if (ownsPool) await pool.end().catch(() => undefined);
-      if (PostgresStoreError.is(error)) throw error;
+      if (SegmentStoreError.is(error)) throw error;
       if (isConnectionError(error)) throw unavailable(`opening the segment store of pod ${podId}`, error);
-      throw new PostgresStoreError(
+      throw new SegmentStoreError(
         "SEGMENT_IO",
         `migrating schema ${schema} failed: ${causeText(error)}; check that the user may create schemas and tables there`,
         { cause: error },
@@ -153,7 +154,7 @@ export class PostgresSegmentStore implements SegmentStore {
 
   async createSegment(start: SegmentStartRecord): Promise<SegmentWriter> {
     this.#checkOpen();
-    const json = serializeRecord(start, "(new)", "segment_start");
+    const json = serializeSegmentRecord(start, "(new)", "segment_start");
     const { pool, sql, podId, host, leaseMs } = this.#ctx;
     const token = randomUUID();
     const recordId = randomUUID();
@@ -187,7 +188,7 @@ export class PostgresSegmentStore implements SegmentStore {
     }
     if (failure !== undefined) {
       if (!isConnectionError(failure)) {
-        throw new PostgresStoreError(
+        throw new SegmentStoreError(
           "SEGMENT_IO",
           `creating a segment of pod ${podId}: PostgreSQL refused it (${causeText(failure)}); nothing was written`,
           { cause: failure, durable: false },
@@ -195,7 +196,7 @@ export class PostgresSegmentStore implements SegmentStore {
       }
       segmentNo = await this.#resolveCreate(recordId, failure);
     }
-    if (segmentNo === undefined) throw new PostgresStoreError("SEGMENT_IO", "creating a segment returned no row");
+    if (segmentNo === undefined) throw new SegmentStoreError("SEGMENT_IO", "creating a segment returned no row");
     return this.#writer(segmentNo, token, 1);
   }
 
@@ -218,10 +219,10 @@ export class PostgresSegmentStore implements SegmentStore {
         throw unavailable(what, cause, false);
       } catch (error) {
         failure = error;
-        if (PostgresStoreError.is(error)) throw error;
+        if (SegmentStoreError.is(error)) throw error;
         if (!isConnectionError(error)) throw unavailable(what, error, "unknown");
       } finally {
-        client?.release(failure !== undefined && !PostgresStoreError.is(failure) ? (failure as Error) : undefined);
+        client?.release(failure !== undefined && !SegmentStoreError.is(failure) ? (failure as Error) : undefined);
       }
       if (Date.now() + delay > deadline) throw unavailable(what, cause, "unknown");
       await sleep(delay);
@@ -276,7 +277,7 @@ export class PostgresSegmentStore implements SegmentStore {
       const locked = await this.#lockedError(segmentId, segmentNo);
       if (locked !== undefined) throw locked;
       if (attempt >= 3)
-        throw new PostgresStoreError("SEGMENT_LOCKED", `${what}: the segment's lease keeps changing hands; try again`);
+        throw new SegmentStoreError("SEGMENT_LOCKED", `${what}: the segment's lease keeps changing hands; try again`);
     }
     let records: SegmentRecord[];
     try {
@@ -289,7 +290,7 @@ export class PostgresSegmentStore implements SegmentStore {
   }
 
   /** The error for a segment whose lease could not be taken: not found, or locked (with who and until when); `undefined` if it is free now. */
-  async #lockedError(segmentId: string, segmentNo: string): Promise<PostgresStoreError | undefined> {
+  async #lockedError(segmentId: string, segmentNo: string): Promise<SegmentStoreError | undefined> {
     const { pool, sql, podId, leaseMs } = this.#ctx;
     let row:
       | {
@@ -309,7 +310,7 @@ export class PostgresSegmentStore implements SegmentStore {
     }
     if (row === undefined) return this.#notFound(segmentId);
     if (!row.held) return undefined;
-    return new PostgresStoreError(
+    return new SegmentStoreError(
       "SEGMENT_LOCKED",
       `segment ${segmentId} of pod ${podId} is being written by process ${row.writer_pid ?? "?"} on ${row.writer_host ?? "?"}; ` +
         `only one writer may append to a segment. Close that pod first; if it crashed, its lease runs out at ${row.expires ?? "?"} ` +
@@ -335,7 +336,7 @@ export class PostgresSegmentStore implements SegmentStore {
     for (let i = 0; i < rows.length; i += 1) {
       const body = (rows[i] as { body: unknown }).body;
       if (!isSegmentRecord(body) || (body.type === "segment_start") !== (i === 0)) {
-        throw new PostgresStoreError(
+        throw new SegmentStoreError(
           "SEGMENT_CORRUPT",
           `segment ${segmentId} of pod ${podId}: record ${i} is not a ${i === 0 ? "segment_start" : "message"} record ` +
             `(schema ${this.schema}, table records); it was not written by this store — the segment was left as it is`,
@@ -372,14 +373,14 @@ export class PostgresSegmentStore implements SegmentStore {
 
   #checkOpen(): void {
     if (this.#closed) {
-      throw new PostgresStoreError("SEGMENT_IO", `the segment store of pod ${this.podId} is closed; open a new one`);
+      throw new SegmentStoreError("SEGMENT_IO", `the segment store of pod ${this.podId} is closed; open a new one`);
     }
   }
 
   #segmentNo(segmentId: string): string {
     const n = parseSegmentId(segmentId);
     if (n === undefined) {
-      throw new PostgresStoreError(
+      throw new SegmentStoreError(
         "SEGMENT_NOT_FOUND",
         `"${segmentId}" is not a segment id (expected "seg-" and at least 10 digits, as listed by listSegments())`,
       );
@@ -387,17 +388,17 @@ export class PostgresSegmentStore implements SegmentStore {
     return String(n);
   }
 
-  #notFound(segmentId: string): PostgresStoreError {
-    return new PostgresStoreError(
+  #notFound(segmentId: string): SegmentStoreError {
+    return new SegmentStoreError(
       "SEGMENT_NOT_FOUND",
       `segment ${segmentId} of pod ${this.podId} does not exist (schema ${this.schema}); listSegments() shows the segments there`,
     );
   }
 
-  #failed(what: string, error: unknown): PostgresStoreError {
-    if (PostgresStoreError.is(error)) return error;
+  #failed(what: string, error: unknown): SegmentStoreError {
+    if (SegmentStoreError.is(error)) return error;
     if (isConnectionError(error)) return unavailable(what, error);
-    return new PostgresStoreError("SEGMENT_IO", `${what}: PostgreSQL refused it (${causeText(error)})`, {
+    return new SegmentStoreError("SEGMENT_IO", `${what}: PostgreSQL refused it (${causeText(error)})`, {
       cause: error,
     });
   }

@@ -1,9 +1,13 @@
 import { randomUUID } from "node:crypto";
+import {
+  type SegmentRecord,
+  SegmentStoreError,
+  type SegmentWriter,
+  serializeSegmentRecord,
+} from "@insomnia/segment-store";
 import type { PoolClient } from "pg";
 import { causeText, isConnectionError, sleep, sqlState, unavailable } from "./pg-errors.ts";
-import { PostgresStoreError } from "./postgres-store-error.ts";
-import { serializeRecord } from "./record-json.ts";
-import type { SegmentRecord, SegmentWriter } from "./segment-contract.ts";
+
 import type { StoreContext } from "./store-context.ts";
 
 /** An append whose commit was sent but never acknowledged: written or not, still to be learned. */
@@ -35,7 +39,7 @@ export class PostgresSegmentWriter implements SegmentWriter {
   #nextSeq: number;
   #queue: Promise<void> = Promise.resolve();
   #pending: PendingAppend | undefined;
-  #fenced: PostgresStoreError | undefined;
+  #fenced: SegmentStoreError | undefined;
   #closing: Promise<void> | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
 
@@ -60,7 +64,7 @@ export class PostgresSegmentWriter implements SegmentWriter {
   append(record: SegmentRecord): Promise<void> {
     if (this.#closing !== undefined) {
       return Promise.reject(
-        new PostgresStoreError(
+        new SegmentStoreError(
           "SEGMENT_IO",
           `cannot append to segment ${this.segmentId} of pod ${this.#ctx.podId}: its writer is closed; open the segment again to append`,
           { durable: false },
@@ -69,7 +73,7 @@ export class PostgresSegmentWriter implements SegmentWriter {
     }
     let json: string;
     try {
-      json = serializeRecord(record, this.segmentId, "message");
+      json = serializeSegmentRecord(record, this.segmentId, "message");
     } catch (error) {
       return Promise.reject(error);
     }
@@ -107,7 +111,7 @@ export class PostgresSegmentWriter implements SegmentWriter {
   }
 
   /** One try at appending `json`: `undefined` when stored, the error when certainly not stored; throws otherwise. */
-  async #attempt(json: string): Promise<PostgresStoreError | undefined> {
+  async #attempt(json: string): Promise<SegmentStoreError | undefined> {
     const seq = this.#nextSeq;
     const recordId = randomUUID();
     let client: PoolClient;
@@ -156,15 +160,15 @@ export class PostgresSegmentWriter implements SegmentWriter {
     return `appending record ${seq} to segment ${this.segmentId} of pod ${this.#ctx.podId}`;
   }
 
-  #unknownError(pending: PendingAppend, cause?: unknown): PostgresStoreError {
+  #unknownError(pending: PendingAppend, cause?: unknown): SegmentStoreError {
     return unavailable(this.#what(pending.seq), cause ?? new Error("the database could not be reached"), "unknown");
   }
 
-  #refused(seq: number, cause: unknown): PostgresStoreError {
+  #refused(seq: number, cause: unknown): SegmentStoreError {
     const state = sqlState(cause);
     if (state === "23505" || state === "23503") {
       // The key or the previous-record link refused the sequence number: someone else wrote here.
-      this.#fenced = new PostgresStoreError(
+      this.#fenced = new SegmentStoreError(
         "SEGMENT_FENCED",
         `${this.#what(seq)}: the database refused record ${seq} (${causeText(cause)}); another writer has written to ` +
           "this segment, so this writer accepts no more records — nothing was written; open the segment again to continue",
@@ -172,14 +176,14 @@ export class PostgresSegmentWriter implements SegmentWriter {
       );
       return this.#fenced;
     }
-    return new PostgresStoreError(
+    return new SegmentStoreError(
       "SEGMENT_IO",
       `${this.#what(seq)}: PostgreSQL refused the append (${causeText(cause)}); nothing was written`,
       { cause, durable: false },
     );
   }
 
-  async #fence(seq: number): Promise<PostgresStoreError> {
+  async #fence(seq: number): Promise<SegmentStoreError> {
     let who = "another writer";
     try {
       const { rows } = await this.#ctx.pool.query<{
@@ -193,7 +197,7 @@ export class PostgresSegmentWriter implements SegmentWriter {
     } catch {
       // The message only loses its detail.
     }
-    this.#fenced = new PostgresStoreError(
+    this.#fenced = new SegmentStoreError(
       "SEGMENT_FENCED",
       `${this.#what(seq)}: this writer lost segment ${this.segmentId} to ${who} (its lease of ${this.#ctx.leaseMs} ms ` +
         "ran out and the segment was taken over); nothing was written. Open the segment again to continue from what is stored",

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
 import { PostgresSegmentStore, type PostgresSegmentStoreOptions } from "../postgres-segment-store.ts";
-import { PostgresStoreError } from "../postgres-store-error.ts";
-import type { SegmentRecord, SegmentStartRecord } from "../segment-contract.ts";
+import { type SegmentRecord, type SegmentStartRecord, SegmentStoreError } from "@insomnia/segment-store";
 
 const opened: PostgresSegmentStore[] = [];
 
@@ -31,14 +30,14 @@ export async function closeTestStores(): Promise<void> {
   await Promise.all(opened.splice(0).map((store) => store.close().catch(() => undefined)));
 }
 
-/** The PostgresStoreError `promise` rejects with; fails the test if it resolves or rejects with something else. */
-export async function storeRejection(promise: Promise<unknown>): Promise<PostgresStoreError> {
+/** The SegmentStoreError `promise` rejects with; fails the test if it resolves or rejects with something else. */
+export async function storeRejection(promise: Promise<unknown>): Promise<SegmentStoreError> {
   const outcome = await promise.then(
     (value) => ({ ok: true as const, value }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-  if (outcome.ok) throw new Error(`expected a PostgresStoreError, got a value: ${JSON.stringify(outcome.value)}`);
-  if (!PostgresStoreError.is(outcome.error)) throw outcome.error;
+  if (outcome.ok) throw new Error(`expected a SegmentStoreError, got a value: ${JSON.stringify(outcome.value)}`);
+  if (!SegmentStoreError.is(outcome.error)) throw outcome.error;
   return outcome.error;
 }
 

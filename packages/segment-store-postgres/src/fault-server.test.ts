@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
+import { afterAll, describe, expect, inject, test } from "vitest";
 import { childRecord } from "./__fixtures__/child-writer.ts";
 import { CuttingProxy } from "./__fixtures__/cutting-proxy.ts";
 import { PgServer } from "./__fixtures__/pg-server.ts";

@@ -15,13 +15,19 @@ export interface Migration {
  *
  * - `pods`: one row per pod, the counter of its segments.
  * - `segments`: one row per segment, with its writer's lease: `writer_token` is the fencing
- *   token (an append must name it), `lease_expires_at` (database clock) the time after which
- *   another writer may take the segment over, `writer_epoch` counts the takeovers.
+ *   token (an append must name it, and holds the row against a takeover until it commits),
+ *   `lease_expires_at` (database clock) the time after which another writer may take the
+ *   segment over, `writer_epoch` counts the takeovers; `start_record_id` is the id of its
+ *   first record, to find a segment whose creation lost its connection. Every append
+ *   locks its segment's row, so the rows are spread over pages (fillfactor 10) to keep pods
+ *   that append at once from queueing on one page; the heartbeat's updates stay HOT there.
  * - `records`: the log. `(pod_id, segment_no, seq)` is the primary key; `prev_seq` points at
  *   the previous record of the same segment, so the database itself refuses a gap, and the key
- *   refuses a duplicate: only the next sequence number can be inserted. `record_id` is made by
+ *   refuses a duplicate: only the next sequence number can be inserted. (Record 0 is inserted
+ *   with its segment by one statement, so every record's segment exists; a foreign key to
+ *   `segments` would cost every append a second check for nothing.) `record_id` is made by
  *   the client before it sends an append, so an append whose commit was lost in transit can
- *   be looked up after reconnecting. `body` is the record's JSON text, kept verbatim (`json`,
+ *   be recognized at its sequence number after reconnecting (no index of its own: the key finds it). `body` is the record's JSON text, kept verbatim (`json`,
  *   not `jsonb`, which would reorder keys).
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -42,17 +48,17 @@ CREATE TABLE {schema}.segments (
   writer_host text,
   writer_pid integer,
   lease_expires_at timestamptz,
+  start_record_id uuid NOT NULL,
   PRIMARY KEY (pod_id, segment_no)
-);
+) WITH (fillfactor = 10);
 CREATE TABLE {schema}.records (
   pod_id text NOT NULL,
   segment_no bigint NOT NULL,
   seq bigint NOT NULL CHECK (seq >= 0),
   prev_seq bigint GENERATED ALWAYS AS (NULLIF(seq, 0) - 1) STORED,
-  record_id uuid NOT NULL UNIQUE,
+  record_id uuid NOT NULL,
   body json NOT NULL,
   PRIMARY KEY (pod_id, segment_no, seq),
-  FOREIGN KEY (pod_id, segment_no) REFERENCES {schema}.segments (pod_id, segment_no),
   FOREIGN KEY (pod_id, segment_no, prev_seq) REFERENCES {schema}.records (pod_id, segment_no, seq)
 );
 `,

@@ -212,7 +212,7 @@ export class PostgresSegmentStore implements SegmentStore {
         client = await pool.connect();
         await client.query("BEGIN");
         await client.query(sql.lockPod, [this.#lockKey()]);
-        const { rows } = await client.query<{ segment_no: string }>(sql.findRecord, [recordId]);
+        const { rows } = await client.query<{ segment_no: string }>(sql.findCreated, [podId, recordId]);
         await client.query("COMMIT");
         const found = rows[0]?.segment_no;
         if (found !== undefined) return found;

@@ -123,16 +123,8 @@ export class PostgresSegmentWriter implements SegmentWriter {
     let failure: unknown;
     let rowCount: number | null = null;
     try {
-      const { sql, podId, leaseMs } = this.#ctx;
-      ({ rowCount } = await client.query(sql.append, [
-        podId,
-        this.#segmentNo,
-        seq,
-        leaseMs,
-        this.#token,
-        recordId,
-        json,
-      ]));
+      const { sql, podId } = this.#ctx;
+      ({ rowCount } = await client.query(sql.append, [podId, this.#segmentNo, seq, this.#token, recordId, json]));
     } catch (error) {
       failure = error;
     } finally {
@@ -220,9 +212,15 @@ export class PostgresSegmentWriter implements SegmentWriter {
         const token = randomUUID();
         const rotated = await pool.query(sql.rotate, [podId, this.#segmentNo, this.#token, token, leaseMs]);
         if (rotated.rowCount === 1) this.#token = token;
-        const found = await pool.query<{ segment_no: string; seq: string }>(sql.findRecord, [pending.recordId]);
+        const found = await pool.query<{ ours: boolean }>(sql.findRecord, [
+          podId,
+          this.#segmentNo,
+          pending.seq,
+          pending.recordId,
+        ]);
         if (rotated.rowCount !== 1 && this.#fenced === undefined) await this.#fence(pending.seq);
-        return found.rows.length === 1;
+        // Another record at that place means another writer got there: ours is not stored.
+        return found.rows[0]?.ours === true;
       } catch (error) {
         if (!isConnectionError(error)) throw unavailable(this.#what(pending.seq), error, "unknown");
       }

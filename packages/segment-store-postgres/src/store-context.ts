@@ -34,28 +34,35 @@ function statements(s: string) {
         ON CONFLICT (pod_id) DO UPDATE SET last_segment_no = p.last_segment_no + 1
         RETURNING pod_id, last_segment_no
       ), seg AS (
-        INSERT INTO ${s}.segments (pod_id, segment_no, writer_token, writer_host, writer_pid, lease_expires_at)
-        SELECT pod_id, last_segment_no, $2, $3, $4, ${lease.replace("$LEASE", "$5")} FROM pod
+        INSERT INTO ${s}.segments (pod_id, segment_no, writer_token, writer_host, writer_pid, lease_expires_at, start_record_id)
+        SELECT pod_id, last_segment_no, $2, $3, $4, ${lease.replace("$LEASE", "$5")}, $6 FROM pod
         RETURNING pod_id, segment_no
       )
       INSERT INTO ${s}.records (pod_id, segment_no, seq, record_id, body)
       SELECT pod_id, segment_no, 0, $6, $7 FROM seg
       RETURNING segment_no::text AS segment_no`,
-    findRecord: `SELECT segment_no::text AS segment_no, seq::text AS seq FROM ${s}.records WHERE record_id = $1`,
-    // $1 pod, $2 segment, $3 seq, $4 lease ms, $5 token, $6 record id, $7 body
-    append: `WITH fence AS (
-        UPDATE ${s}.segments SET lease_expires_at = ${lease.replace("$LEASE", "$4")}
-        WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $5
-        RETURNING pod_id, segment_no
-      )
-      INSERT INTO ${s}.records (pod_id, segment_no, seq, record_id, body)
-      SELECT pod_id, segment_no, $3, $6, $7 FROM fence`,
+    // $1 pod, $2 start record id
+    findCreated: `SELECT segment_no::text AS segment_no FROM ${s}.segments WHERE pod_id = $1 AND start_record_id = $2`,
+    // $1 pod, $2 segment, $3 seq, $4 record id
+    findRecord: `SELECT record_id = $4 AS ours FROM ${s}.records WHERE pod_id = $1 AND segment_no = $2 AND seq = $3`,
+    // $1 pod, $2 segment, $3 seq, $4 token, $5 record id, $6 body. The fence: the record goes in only
+    // while the writer's token holds the segment, and FOR KEY SHARE keeps the row so until commit
+    // (a takeover's FOR UPDATE waits for it); the lease is renewed by the heartbeat, not here.
+    append: `INSERT INTO ${s}.records (pod_id, segment_no, seq, record_id, body)
+      SELECT pod_id, segment_no, $3, $5, $6 FROM ${s}.segments
+      WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $4
+      FOR KEY SHARE`,
     // $1 pod, $2 segment, $3 token, $4 lease ms
     renew: `UPDATE ${s}.segments SET lease_expires_at = ${lease.replace("$LEASE", "$4")}
       WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3`,
     // $1 pod, $2 segment, $3 old token, $4 new token, $5 lease ms
-    rotate: `UPDATE ${s}.segments SET writer_token = $4, lease_expires_at = ${lease.replace("$LEASE", "$5")}
-      WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3`,
+    // FOR UPDATE first: it waits for an append still in flight on the old token (FOR KEY SHARE).
+    rotate: `WITH held AS (
+        SELECT pod_id, segment_no FROM ${s}.segments
+        WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3 FOR UPDATE
+      )
+      UPDATE ${s}.segments AS seg SET writer_token = $4, lease_expires_at = ${lease.replace("$LEASE", "$5")}
+      FROM held WHERE seg.pod_id = held.pod_id AND seg.segment_no = held.segment_no`,
     // $1 pod, $2 segment, $3 token
     release: `UPDATE ${s}.segments SET writer_token = NULL, writer_host = NULL, writer_pid = NULL, lease_expires_at = NULL
       WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3`,

@@ -1,7 +1,7 @@
 // A TCP proxy between a client and a PostgreSQL server on 127.0.0.1 that can cut the
 // connection at an exact point of the wire protocol, to make the two sides of an
 // ambiguous commit happen on purpose:
-// - "before": the client's next append (a Parse message whose SQL starts with `WITH fence`) is
+// - "before": the client's next append (a Parse message whose SQL ends in `FOR KEY SHARE`) is
 //   dropped and the connection closed; the server never saw it.
 // - "after": the append is forwarded, and the server's answer is dropped and the connection
 //   closed once it holds the CommandComplete and ReadyForQuery of that statement: the
@@ -89,7 +89,7 @@ export class CuttingProxy {
     let appendInFlight = false;
     client.on("data", (chunk: Buffer) => {
       for (const message of fromClient.push(chunk)) {
-        const isAppend = message[0] === 0x50 && message.includes("WITH fence AS");
+        const isAppend = message[0] === 0x50 && message.includes("FOR KEY SHARE");
         if (isAppend && this.#cut === "before") {
           this.#cut = undefined;
           this.cuts.before += 1;

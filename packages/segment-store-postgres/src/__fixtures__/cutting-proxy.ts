@@ -71,6 +71,8 @@ export class CuttingProxy {
 
   #connection(client: Socket): void {
     const server = connect(this.#target, "127.0.0.1");
+    client.setNoDelay(true);
+    server.setNoDelay(true);
     this.#sockets.add(client).add(server);
     const drop = () => {
       client.destroy();

@@ -156,12 +156,36 @@ describe("server faults", () => {
       await writer.append(childRecord(0));
       proxy.arm("after");
       await writer.append(childRecord(1));
-      expect(proxy.cuts).toEqual({ before: 0, after: 1 });
+      expect(proxy.cuts).toMatchObject({ before: 0, after: 1 });
       proxy.arm("before");
       await writer.append(childRecord(2));
-      expect(proxy.cuts).toEqual({ before: 1, after: 1 });
+      expect(proxy.cuts).toMatchObject({ before: 1, after: 1 });
       await writer.append(childRecord(3));
       expect((await store.readSegment(writer.segmentId)).records).toEqual(records(4));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test("a_create_whose_commit_is_lost_is_learned_and_one_cut_before_commit_leaves_nothing", async () => {
+    const server = await ownServer();
+    const proxy = await CuttingProxy.start(server.port);
+    try {
+      const store = await openStore({ connectionString: proxy.connectionString, podId: "lost-create" });
+      proxy.arm("after-commit");
+      const writer = await store.createSegment(start);
+      expect(proxy.cuts["after-commit"]).toBe(1);
+      await writer.append(childRecord(0));
+      expect(await store.listSegments()).toEqual([writer.segmentId]);
+
+      proxy.arm("before-commit");
+      const error = await store.createSegment(start).catch((e: unknown) => e);
+      expect(proxy.cuts["before-commit"]).toBe(1);
+      expect(SegmentStoreError.is(error) && [error.code, error.durable]).toEqual(["SEGMENT_UNAVAILABLE", false]);
+      expect(await store.listSegments()).toEqual([writer.segmentId]);
+      const next = await store.createSegment(start);
+      expect(await store.listSegments()).toEqual([writer.segmentId, next.segmentId]);
+      expect((await store.readSegment(writer.segmentId)).records).toEqual(records(1));
     } finally {
       await proxy.close();
     }

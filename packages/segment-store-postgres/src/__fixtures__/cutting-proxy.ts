@@ -6,9 +6,11 @@
 // - "after": the append is forwarded, and the server's answer is dropped and the connection
 //   closed once it holds the CommandComplete and ReadyForQuery of that statement: the
 //   implicit transaction has committed, and the client never hears so.
+// - "before-commit" / "after-commit": the same around the next `COMMIT` (a simple Query
+//   message), for the explicit transaction of createSegment.
 import { createServer, type Server, type Socket, connect } from "node:net";
 
-export type Cut = "before" | "after";
+export type Cut = "before" | "after" | "before-commit" | "after-commit";
 
 /** Splits a stream of protocol messages (1-byte type, int32 length including itself). */
 class Framer {
@@ -43,7 +45,7 @@ export class CuttingProxy {
   readonly #sockets = new Set<Socket>();
   #cut: Cut | undefined;
   /** How many connections were cut, per kind. */
-  readonly cuts = { before: 0, after: 0 };
+  readonly cuts = { before: 0, after: 0, "before-commit": 0, "after-commit": 0 };
   port = 0;
 
   private constructor(target: number) {
@@ -89,17 +91,21 @@ export class CuttingProxy {
     const fromClient = new Framer(false);
     const fromServer = new Framer(true);
     let appendInFlight = false;
+    let cutAfter: "after" | "after-commit" = "after";
     client.on("data", (chunk: Buffer) => {
       for (const message of fromClient.push(chunk)) {
         const isAppend = message[0] === 0x50 && message.includes("FOR KEY SHARE");
-        if (isAppend && this.#cut === "before") {
+        const isCommit = message[0] === 0x51 && message.subarray(5).toString("latin1").startsWith("COMMIT");
+        const cut = this.#cut;
+        if ((isAppend && cut === "before") || (isCommit && cut === "before-commit")) {
           this.#cut = undefined;
-          this.cuts.before += 1;
+          this.cuts[cut] += 1;
           drop();
           return;
         }
-        if (isAppend && this.#cut === "after") {
+        if ((isAppend && cut === "after") || (isCommit && cut === "after-commit")) {
           this.#cut = undefined;
+          cutAfter = cut;
           appendInFlight = true;
         }
         server.write(message);
@@ -112,7 +118,7 @@ export class CuttingProxy {
           if (message[0] === 0x43) completed = true; // CommandComplete
           if (message[0] === 0x5a && completed) {
             // ReadyForQuery after the append's CommandComplete: committed; the client never learns it.
-            this.cuts.after += 1;
+            this.cuts[cutAfter] += 1;
             drop();
             return;
           }

@@ -18,6 +18,7 @@ const BENCHES = [
   { file: "cli-cold.mjs", needs: ["cli"], entry: "bin.js" },
   { file: "segment-log.mjs", needs: ["pod", "worker"] },
   { file: "pod-run.mjs", needs: ["ai-sdk", "pod", "worker", "manifest", "cli"] },
+  { file: "segment-store-postgres.mjs", needs: ["segment-store-postgres"] },
 ];
 
 const filters = process.argv.slice(2);

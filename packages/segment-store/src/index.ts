@@ -11,6 +11,6 @@ export type { SegmentMessageRecord, SegmentRecord, SegmentSource, SegmentStartRe
 export { serializeSegmentRecord } from "./segment-codec.ts";
 export { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
 export { SegmentStoreError } from "./segment-store-error.ts";
-export type { SegmentStoreErrorCode } from "./segment-store-error.ts";
+export type { SegmentStoreErrorCode, SegmentStoreErrorOptions } from "./segment-store-error.ts";
 export { FileSegmentStore } from "./segment-file-store.ts";
 export { MemorySegmentStore } from "./segment-memory-store.ts";

@@ -1,4 +1,4 @@
-import { errorText, hasBrand, InsomniaError } from "@insomnia/errors";
+import { errorText, hasBrand, InsomniaError, type InsomniaErrorOptions } from "@insomnia/errors";
 
 /**
  * Machine-readable reason of a {@link SegmentStoreError}; the codes are a contract, every store
@@ -16,12 +16,39 @@ export type SegmentStoreErrorCode =
   /** This writer lost the segment (its lock was taken over); it can never append again, and nothing was written. */
   | "SEGMENT_FENCED"
   /** A record that is not plain JSON data of the right shape, or not allowed at that place. */
-  | "INVALID_ARGUMENT";
+  | "INVALID_ARGUMENT"
+  /**
+   * A store on a server (a database) could not be reached, or the connection dropped; for an
+   * append or a create, `durable` says whether the record was stored.
+   */
+  | "SEGMENT_UNAVAILABLE"
+  /** The backing data was laid out by a newer version of the store than this one (upgrade the package). */
+  | "SCHEMA_TOO_NEW"
+  /** The backing data's layout differs from what this version of the store made (changed by hand or by another build). */
+  | "SCHEMA_MISMATCH";
+
+/** Options of a {@link SegmentStoreError}: the base's, plus whether a failed write is durable. */
+export interface SegmentStoreErrorOptions extends InsomniaErrorOptions {
+  /** See {@link SegmentStoreError.durable}. */
+  durable?: boolean | "unknown" | undefined;
+}
 
 /** The one error class of @insomnia/segment-store, and of every store implementing its interface. */
 export class SegmentStoreError extends InsomniaError<SegmentStoreErrorCode> {
   static readonly brand: symbol = Symbol.for("insomnia.segment-store.error");
   override readonly name = "SegmentStoreError";
+  /**
+   * Set on a failed append or create by stores that can lose a connection mid-write:
+   * `false` when the record is certainly not stored (append it again); `"unknown"` when the
+   * store could not find out (append the same record again: a store that sets this writes it
+   * at most once). Absent on every other error, and when a failed append is never stored.
+   */
+  declare readonly durable?: boolean | "unknown";
+
+  constructor(code: SegmentStoreErrorCode, detail: string, options: SegmentStoreErrorOptions = {}) {
+    super(code, detail, options);
+    if (options.durable !== undefined) this.durable = options.durable;
+  }
 
   /** True for a SegmentStoreError from any installed copy of this package. */
   static is(value: unknown): value is SegmentStoreError {

@@ -1,0 +1,154 @@
+import { createHash } from "node:crypto";
+import type { Pool, PoolClient } from "pg";
+import { SegmentStoreError } from "@insomnia/segment-store";
+
+/** One versioned schema change; `sql` names the schema as `{schema}`. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/**
+ * The schema, one migration per version, never edited once released (a changed hash is
+ * refused): add a new version instead.
+ *
+ * - `pods`: one row per pod, the counter of its segments.
+ * - `segments`: one row per segment, with its writer's lease: `writer_token` is the fencing
+ *   token (an append must name it, and holds the row against a takeover until it commits),
+ *   `lease_expires_at` (database clock) the time after which another writer may take the
+ *   segment over, `writer_epoch` counts the takeovers; `start_record_id` is the id of its
+ *   first record, to find a segment whose creation lost its connection. Every append
+ *   locks its segment's row, so the rows are spread over pages (fillfactor 10) to keep pods
+ *   that append at once from queueing on one page; the heartbeat's updates stay HOT there.
+ * - `records`: the log. `(pod_id, segment_no, seq)` is the primary key; `prev_seq` points at
+ *   the previous record of the same segment, so the database itself refuses a gap, and the key
+ *   refuses a duplicate: only the next sequence number can be inserted. (Record 0 is inserted
+ *   with its segment by one statement, so every record's segment exists; a foreign key to
+ *   `segments` would cost every append a second check for nothing.) `record_id` is made by
+ *   the client before it sends an append, so an append whose commit was lost in transit can
+ *   be recognized at its sequence number after reconnecting (no index of its own: the key finds it). `body` is the record's JSON text, kept verbatim (`json`,
+ *   not `jsonb`, which would reorder keys).
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "segment log",
+    sql: `
+CREATE TABLE {schema}.pods (
+  pod_id text PRIMARY KEY,
+  last_segment_no bigint NOT NULL CHECK (last_segment_no > 0)
+);
+CREATE TABLE {schema}.segments (
+  pod_id text NOT NULL REFERENCES {schema}.pods (pod_id),
+  segment_no bigint NOT NULL CHECK (segment_no > 0),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  writer_token uuid,
+  writer_epoch bigint NOT NULL DEFAULT 1,
+  writer_host text,
+  writer_pid integer,
+  lease_expires_at timestamptz,
+  start_record_id uuid NOT NULL,
+  PRIMARY KEY (pod_id, segment_no)
+) WITH (fillfactor = 10);
+CREATE TABLE {schema}.records (
+  pod_id text NOT NULL,
+  segment_no bigint NOT NULL,
+  seq bigint NOT NULL CHECK (seq >= 0),
+  prev_seq bigint GENERATED ALWAYS AS (NULLIF(seq, 0) - 1) STORED,
+  record_id uuid NOT NULL,
+  body json NOT NULL,
+  PRIMARY KEY (pod_id, segment_no, seq),
+  FOREIGN KEY (pod_id, segment_no, prev_seq) REFERENCES {schema}.records (pod_id, segment_no, seq)
+);
+`,
+  },
+];
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The schema name, quoted for SQL; an `INVALID_ARGUMENT` error unless it is a plain lower-case identifier. */
+export function quoteSchema(schema: string): string {
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new SegmentStoreError(
+      "INVALID_ARGUMENT",
+      `schema ${JSON.stringify(schema)} is not a plain identifier; use 1-63 of [a-z0-9_], not starting with a digit`,
+    );
+  }
+  return `"${schema}"`;
+}
+
+/** Hex SHA-256 of a migration's text (schema-independent: taken before `{schema}` is filled in). */
+export function migrationHash(migration: Migration): string {
+  return createHash("sha256").update(migration.sql).digest("hex");
+}
+
+const SCHEMA_VERSION_KEY = "insomnia.segment-store-postgres";
+
+/**
+ * Brings `schema` up to the newest migration: in one transaction, under a transaction-level
+ * advisory lock (so it also holds through a transaction-mode pooler), so processes starting at
+ * once wait for each other and end with one schema. Refuses a database whose schema is newer
+ * than this code, or whose applied migrations differ from this code's.
+ */
+export async function migrate(
+  pool: Pool,
+  schema: string,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<void> {
+  const quoted = quoteSchema(schema);
+  const client: PoolClient = await pool.connect();
+  let failed: unknown;
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`${SCHEMA_VERSION_KEY}:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${quoted}.schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        sha256 text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`,
+    );
+    const applied = await client.query<{ version: number; name: string; sha256: string }>(
+      `SELECT version, name, sha256 FROM ${quoted}.schema_migrations ORDER BY version`,
+    );
+    const known = new Map(migrations.map((m) => [m.version, m]));
+    const newest = migrations.at(-1)?.version ?? 0;
+    for (const row of applied.rows) {
+      const migration = known.get(row.version);
+      if (migration === undefined) {
+        throw new SegmentStoreError(
+          "SCHEMA_TOO_NEW",
+          `schema ${schema} is at version ${applied.rows.at(-1)?.version} ("${row.name}" is version ${row.version}), ` +
+            `but this @insomnia/segment-store-postgres knows versions up to ${newest}; upgrade the package (every process that opens this database needs it)`,
+        );
+      }
+      if (migration.name !== row.name || migrationHash(migration) !== row.sha256) {
+        throw new SegmentStoreError(
+          "SCHEMA_MISMATCH",
+          `schema ${schema}: migration ${row.version} ("${row.name}", sha256 ${row.sha256}) differs from this package's ` +
+            `("${migration.name}", sha256 ${migrationHash(migration)}); the schema was changed by hand or by another build — restore it or use another schema`,
+        );
+      }
+    }
+    const done = new Set(applied.rows.map((row) => row.version));
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue;
+      await client.query(migration.sql.replaceAll("{schema}", quoted));
+      await client.query(`INSERT INTO ${quoted}.schema_migrations (version, name, sha256) VALUES ($1, $2, $3)`, [
+        migration.version,
+        migration.name,
+        migrationHash(migration),
+      ]);
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    failed = error;
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release(failed !== undefined && !SegmentStoreError.is(failed) ? (failed as Error) : undefined);
+  }
+}

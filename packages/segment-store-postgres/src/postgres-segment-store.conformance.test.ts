@@ -1,0 +1,74 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describeSegmentStoreConformance } from "@insomnia/segment-store/testing";
+import pg from "pg";
+import { afterAll, beforeAll, inject } from "vitest";
+import { PostgresSegmentStore } from "./postgres-segment-store.ts";
+
+let admin: pg.Pool;
+beforeAll(() => {
+  admin = new pg.Pool({ connectionString: inject("pg").connectionString, max: 2 });
+});
+afterAll(async () => {
+  await admin.end();
+});
+
+const segmentNo = (segmentId: string): string => String(Number(segmentId.slice(4)));
+
+// Each test gets a pod of its own on the shared server; `reopen` is another process's view:
+// a new store with a new pool over the same pod.
+describeSegmentStoreConformance(
+  "PostgresSegmentStore conformance",
+  async () => {
+    const { connectionString, distDir } = inject("pg");
+    const podId = `conformance-${randomUUID()}`;
+    const stores: PostgresSegmentStore[] = [];
+    const open = async (): Promise<PostgresSegmentStore> => {
+      const store = await PostgresSegmentStore.open({ connectionString, podId });
+      stores.push(store);
+      return store;
+    };
+    return {
+      store: await open(),
+      reopen: open,
+      cleanup: async () => {
+        await Promise.all(stores.map((store) => store.close()));
+      },
+      damage: {
+        async corruptMiddle(segmentId, seq) {
+          // A row that is JSON but not a record of that place: what a hand edit or another program leaves.
+          await admin.query(
+            `UPDATE insomnia.records SET body = '{"type":"message"}' WHERE pod_id = $1 AND segment_no = $2 AND seq = $3`,
+            [podId, segmentNo(segmentId), seq],
+          );
+        },
+        async crashedLock(segmentId) {
+          // A writer that took the lease and died: its token stays, its lease has run out.
+          await admin.query(
+            `UPDATE insomnia.segments SET writer_token = gen_random_uuid(), writer_host = 'gone', writer_pid = 1,
+               lease_expires_at = now() - interval '1 second' WHERE pod_id = $1 AND segment_no = $2`,
+            [podId, segmentNo(segmentId)],
+          );
+        },
+        async snapshot(segmentId) {
+          const { rows } = await admin.query(
+            "SELECT seq::text, record_id::text, body::text FROM insomnia.records WHERE pod_id = $1 AND segment_no = $2 ORDER BY seq",
+            [podId, segmentNo(segmentId)],
+          );
+          return rows;
+        },
+      },
+      workerThread: {
+        module: join(import.meta.dirname, "__fixtures__", "store-thread.mjs"),
+        args: { dist: pathToFileURL(join(distDir, "index.js")).href, connectionString, podId },
+      },
+    };
+  },
+  {
+    skip: {
+      corruptTail:
+        "a PostgreSQL append is one transaction: it is stored whole or not at all, so there is no torn tail to recover",
+    },
+  },
+);

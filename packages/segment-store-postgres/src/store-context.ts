@@ -1,0 +1,89 @@
+import { hostname } from "node:os";
+import type { Pool } from "pg";
+
+/** What a store and its writers share: the pool, the pod, the settings and the SQL text. */
+export interface StoreContext {
+  readonly pool: Pool;
+  readonly podId: string;
+  readonly schema: string;
+  readonly leaseMs: number;
+  readonly resolveTimeoutMs: number;
+  readonly host: string;
+  readonly sql: ReturnType<typeof statements>;
+}
+
+/** Builds the context; every statement is plain text with `$n` parameters (no named prepared statements). */
+export function storeContext(
+  pool: Pool,
+  podId: string,
+  schema: string,
+  quoted: string,
+  leaseMs: number,
+  resolveTimeoutMs: number,
+): StoreContext {
+  return { pool, podId, schema, leaseMs, resolveTimeoutMs, host: hostname(), sql: statements(quoted) };
+}
+
+function statements(s: string) {
+  const lease = "now() + $LEASE * interval '1 millisecond'";
+  return {
+    lockPod: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+    // $1 pod, $2 token, $3 host, $4 pid, $5 lease ms, $6 record id, $7 body
+    create: `WITH pod AS (
+        INSERT INTO ${s}.pods AS p (pod_id, last_segment_no) VALUES ($1, 1)
+        ON CONFLICT (pod_id) DO UPDATE SET last_segment_no = p.last_segment_no + 1
+        RETURNING pod_id, last_segment_no
+      ), seg AS (
+        INSERT INTO ${s}.segments (pod_id, segment_no, writer_token, writer_host, writer_pid, lease_expires_at, start_record_id)
+        SELECT pod_id, last_segment_no, $2, $3, $4, ${lease.replace("$LEASE", "$5")}, $6 FROM pod
+        RETURNING pod_id, segment_no
+      )
+      INSERT INTO ${s}.records (pod_id, segment_no, seq, record_id, body)
+      SELECT pod_id, segment_no, 0, $6, $7 FROM seg
+      RETURNING segment_no::text AS segment_no`,
+    // $1 pod, $2 start record id
+    findCreated: `SELECT segment_no::text AS segment_no FROM ${s}.segments WHERE pod_id = $1 AND start_record_id = $2`,
+    // $1 pod, $2 segment, $3 seq, $4 record id
+    findRecord: `SELECT record_id = $4 AS ours FROM ${s}.records WHERE pod_id = $1 AND segment_no = $2 AND seq = $3`,
+    // $1 pod, $2 segment, $3 seq, $4 token, $5 record id, $6 body. The fence: the record goes in only
+    // while the writer's token holds the segment, and FOR KEY SHARE keeps the row so until commit
+    // (a takeover's FOR UPDATE waits for it); the lease is renewed by the heartbeat, not here.
+    append: `INSERT INTO ${s}.records (pod_id, segment_no, seq, record_id, body)
+      SELECT pod_id, segment_no, $3, $5, $6 FROM ${s}.segments
+      WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $4
+      FOR KEY SHARE`,
+    // $1 pod, $2 segment, $3 token, $4 lease ms
+    renew: `UPDATE ${s}.segments SET lease_expires_at = ${lease.replace("$LEASE", "$4")}
+      WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3`,
+    // $1 pod, $2 segment, $3 old token, $4 new token, $5 lease ms
+    // FOR UPDATE first: it waits for an append still in flight on the old token (FOR KEY SHARE).
+    rotate: `WITH held AS (
+        SELECT pod_id, segment_no FROM ${s}.segments
+        WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3 FOR UPDATE
+      )
+      UPDATE ${s}.segments AS seg SET writer_token = $4, lease_expires_at = ${lease.replace("$LEASE", "$5")}
+      FROM held WHERE seg.pod_id = held.pod_id AND seg.segment_no = held.segment_no`,
+    // $1 pod, $2 segment, $3 token
+    release: `UPDATE ${s}.segments SET writer_token = NULL, writer_host = NULL, writer_pid = NULL, lease_expires_at = NULL
+      WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3`,
+    // $1 pod, $2 segment, $3 token, $4 host, $5 pid, $6 lease ms
+    takeOver: `UPDATE ${s}.segments AS seg
+      SET writer_token = $3, writer_epoch = seg.writer_epoch + 1, writer_host = $4, writer_pid = $5,
+          lease_expires_at = ${lease.replace("$LEASE", "$6")}
+      FROM (
+        SELECT pod_id, segment_no, writer_token, writer_host, writer_pid, lease_expires_at
+        FROM ${s}.segments WHERE pod_id = $1 AND segment_no = $2 FOR UPDATE
+      ) AS old
+      WHERE seg.pod_id = old.pod_id AND seg.segment_no = old.segment_no
+        AND (old.writer_token IS NULL OR old.lease_expires_at < now())
+      RETURNING old.writer_token AS old_token, old.writer_host AS old_host, old.writer_pid AS old_pid,
+        to_char(old.lease_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS old_expires`,
+    // $1 pod, $2 segment
+    holder: `SELECT writer_token IS NOT NULL AS held, writer_host, writer_pid,
+        to_char(lease_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires,
+        GREATEST(0, ceil(extract(epoch FROM lease_expires_at - now()) * 1000))::bigint::text AS remaining_ms
+      FROM ${s}.segments WHERE pod_id = $1 AND segment_no = $2`,
+    read: `SELECT body FROM ${s}.records WHERE pod_id = $1 AND segment_no = $2 ORDER BY seq`,
+    list: `SELECT segment_no::text AS segment_no FROM ${s}.segments AS seg WHERE pod_id = $1 ORDER BY seg.segment_no`,
+  };
+}

@@ -10,6 +10,8 @@ export interface PodStore {
   store: SegmentStore;
   /** A directory, or a connection string without its password. */
   location: string;
+  /** Releases what the store holds open (a database pool); absent for a file store. */
+  close?: () => Promise<void>;
 }
 
 /**
@@ -55,8 +57,7 @@ const POSTGRES = /^postgres(?:ql)?:\/\//i;
 export async function openPodStore(flag: string | undefined, manifest: PodManifest, io: CliIo): Promise<PodStore> {
   const fromEnv = io.env.INSOMNIA_STORE;
   const spec = flag ?? (fromEnv === undefined || fromEnv === "" ? undefined : fromEnv);
-  const source = flag !== undefined ? "--store" : "INSOMNIA_STORE";
-  if (spec !== undefined && POSTGRES.test(spec)) return openPostgresStore(spec, manifest, source);
+  if (spec !== undefined && POSTGRES.test(spec)) return openPostgresStore(spec, manifest);
   const root = spec === undefined ? defaultStoreRoot(io.env) : resolve(io.cwd, spec);
   const location = join(root, podDirectoryName(manifest));
   const { FileSegmentStore } = await import("@insomnia/pod");
@@ -64,14 +65,16 @@ export async function openPodStore(flag: string | undefined, manifest: PodManife
 }
 
 /**
- * The PostgreSQL store, keyed by the same pod id as a file store's directory. It arrives with
- * `@insomnia/segment-store-postgres`: plug `PostgresSegmentStore.open({ connectionString,
- * podId: podDirectoryName(manifest) })` in here.
+ * The PostgreSQL store (`@insomnia/segment-store-postgres`, loaded only for a postgres:// store),
+ * keyed by the same pod id as a file store's directory. Its pool is closed by `close()`.
  */
-async function openPostgresStore(spec: string, _manifest: PodManifest, source: string): Promise<PodStore> {
-  const shown = spec.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
-  throw new CliError(
-    "USAGE",
-    `${source} ${shown}: a PostgreSQL store arrives with @insomnia/segment-store-postgres, which this pod does not have yet; use a directory instead (or leave ${source} unset for the default)`,
-  );
+async function openPostgresStore(spec: string, manifest: PodManifest): Promise<PodStore> {
+  const { openPostgresStore: open } = await import("@insomnia/segment-store-postgres");
+  const store = await open(spec, podDirectoryName(manifest));
+  return { store, location: redactPassword(spec), close: () => store.close() };
+}
+
+/** A connection string as it may be shown: the password replaced by `***`. */
+export function redactPassword(spec: string): string {
+  return spec.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
 }

@@ -6,7 +6,7 @@ import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { styleFor } from "../output.ts";
-import { openPodStore } from "../pod-store.ts";
+import { openPodStore, type PodStore } from "../pod-store.ts";
 import { cacheShare, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import type { UsageTotals } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
@@ -55,8 +55,16 @@ function turnsOf(segments: readonly SegmentView[]): TurnView[] {
 export async function runLog(options: LogOptions, io: CliIo): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  const opened = await openPodStore(options.store, manifest, io);
+  try {
+    return await printLog(opened, options, io);
+  } finally {
+    await opened.close?.();
+  }
+}
+
+async function printLog({ store, location }: PodStore, options: LogOptions, io: CliIo): Promise<number> {
   const style = styleFor(io.stderr, io.env);
-  const { store, location } = await openPodStore(options.store, manifest, io);
   const latest = await store.latestSegment();
   if (latest === undefined) {
     throw new CliError("NO_CONVERSATION", `no conversation in ${location}; start one with pod run <message>`, {

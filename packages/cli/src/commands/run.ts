@@ -8,8 +8,8 @@ import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Style } from "../output.ts";
-import { openPodStore, promptCacheKey } from "../pod-store.ts";
-import { apiKey, languageModel, providerChoice } from "../provider-model.ts";
+import { openPodStore, type PodStore, promptCacheKey } from "../pod-store.ts";
+import { apiKey, languageModel, type ProviderChoice, providerChoice } from "../provider-model.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -78,17 +78,34 @@ function interruption(io: CliIo): { signal: AbortSignal; stop(): void } {
   return { signal: controller.signal, stop: () => process.off("SIGINT", onSigint) };
 }
 
-async function session(
-  options: StoreOptions & { now?: Date },
-  io: CliIo,
-  turn: { input: string; fresh: boolean } | undefined,
-) {
+type SessionOptions = StoreOptions & { now?: Date };
+type Turn = { input: string; fresh: boolean };
+
+async function session(options: SessionOptions, io: CliIo, turn: Turn | undefined): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, origins, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
-  const style = styleFor(io.stderr, io.env);
   const choice = providerChoice(manifest, origins, files, io);
   const key = await apiKey(choice, origins, io);
-  const { store, location } = await openPodStore(options.store, manifest, io);
+  const opened = await openPodStore(options.store, manifest, io);
+  try {
+    return await converse({ ...opened, choice, key, manifest, options, turn, io });
+  } finally {
+    await opened.close?.();
+  }
+}
+
+interface Conversation extends PodStore {
+  choice: ProviderChoice;
+  key: string | undefined;
+  manifest: PodManifest;
+  options: SessionOptions;
+  turn: Turn | undefined;
+  io: CliIo;
+}
+
+/** One turn (or a resume) of the pod whose log is in `store`. */
+async function converse({ store, location, choice, key, manifest, options, turn, io }: Conversation): Promise<number> {
+  const style = styleFor(io.stderr, io.env);
   const latest = turn?.fresh === true ? undefined : await store.latestSegment();
   if (turn === undefined && latest === undefined) {
     throw new CliError(

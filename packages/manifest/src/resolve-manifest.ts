@@ -5,6 +5,7 @@ import {
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
   DEFAULT_POD_NAME,
+  DEFAULT_SKILLS_BUDGET,
   DEFAULT_TEMPERATURE,
 } from "./defaults.ts";
 import { sortIssues, toManifestError } from "./issue.ts";
@@ -40,6 +41,7 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
     },
     scope: { allow, deny: (layer.scope?.deny ?? []).map(copyRule) },
     ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider) }),
+    skills: { budget: layer.skills?.budget ?? DEFAULT_SKILLS_BUDGET },
   };
   return deepFreeze(manifest);
 }

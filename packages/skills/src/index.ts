@@ -12,6 +12,7 @@ export {
   createLoadSkillTool,
   LOAD_SKILL_TOOL,
   readSkillBody,
+  type LoadableSkill,
   type LoadSkillOptions,
   type LoadSkillTool,
 } from "./load-skill.ts";

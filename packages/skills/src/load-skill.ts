@@ -1,6 +1,6 @@
 import { basename, dirname } from "node:path";
 import { didYouMeanSuffix } from "@insomnia/errors";
-import type { Skill, SkillCatalog } from "./discover-skills.ts";
+import type { Skill } from "./discover-skills.ts";
 import { parseSkill } from "./parse-skill.ts";
 import { type IsReadable, readSkillFile } from "./read-skill-file.ts";
 import { SkillsError } from "./skills-error.ts";
@@ -14,15 +14,15 @@ export interface LoadSkillOptions {
   isReadable?: IsReadable;
 }
 
+/** What reading a skill's body needs of a catalog entry. */
+export type LoadableSkill = Pick<Skill, "name" | "file" | "rootDir" | "root">;
+
 /**
  * Reads a catalog skill's file again, under the rules it was found with (real path inside
  * its root, readable for a workspace root, 1 MiB, strict UTF-8, valid frontmatter with the
  * same name), and returns the Markdown after the frontmatter. Throws a {@link SkillsError}.
  */
-export function readSkillBody(
-  skill: Pick<Skill, "name" | "file" | "rootDir" | "root">,
-  options: LoadSkillOptions = {},
-): string {
+export function readSkillBody(skill: LoadableSkill, options: LoadSkillOptions = {}): string {
   const workspace = skill.root === "workspace" || skill.root === "workspace-agents";
   const read = readSkillFile(skill.file, {
     rootDir: skill.rootDir,
@@ -59,7 +59,7 @@ export interface LoadSkillTool {
  * a worker turns into an `isError` result the model sees.
  */
 export function createLoadSkillTool(
-  catalog: Pick<SkillCatalog, "skills">,
+  catalog: { readonly skills: readonly LoadableSkill[] },
   options: LoadSkillOptions = {},
 ): LoadSkillTool {
   const byName = new Map(catalog.skills.map((skill) => [skill.name, skill]));

@@ -65,7 +65,9 @@ export interface MaterializedSkills {
 export interface MaterializedPrompt {
   /** The full system prompt, byte for byte what the worker receives. */
   prompt: string;
-  /** Every file the instruction was built from, root first. */
+  /** Tool names the prompt was rendered with, sorted (`load_skill` added when there are skills). */
+  tools: readonly string[];
+  /** Every file the prompt was built from: the instruction's, root first, then each skill's SKILL.md. */
   sources: readonly TemplateSource[];
   sections: { instruction: string; workingBoundaries: string; skills?: string; agentsMd?: string };
   skills: MaterializedSkills;
@@ -165,6 +167,7 @@ export async function materialize(
 
   return {
     prompt,
+    tools: context.tools,
     sources: [
       ...prepared.template.sources,
       ...catalog.skills.map((skill) => ({ ref: skillSourceRef(skill.name), file: skill.file, sha256: skill.sha256 })),

@@ -221,6 +221,11 @@ const treeArb = fc.record({
   root: fc.constantFrom("workspace", "user"),
 });
 
+/** Writes a new file only ("wx"): a later entry must never write through an earlier entry's link to the FIFO. */
+function writeNew(file: string, data: string | Uint8Array): void {
+  writeFileSync(file, data, { flag: "wx" });
+}
+
 type Tree = typeof treeArb extends fc.Arbitrary<infer T> ? T : never;
 
 let treeNumber = 0;
@@ -239,13 +244,13 @@ function buildTree(tree: Tree): {
       const file = join(skillDir, node.kind === "skill" ? node.fileName : "SKILL.md");
       switch (node.kind) {
         case "good":
-          writeFileSync(file, node.make(path.at(-1) ?? "x"));
+          writeNew(file, node.make(path.at(-1) ?? "x"));
           break;
         case "skill":
-          writeFileSync(file, node.text);
+          writeNew(file, node.text);
           break;
         case "bytes":
-          writeFileSync(
+          writeNew(
             file,
             Buffer.concat([
               Buffer.from("---\nname: x\ndescription: "),
@@ -255,7 +260,7 @@ function buildTree(tree: Tree): {
           );
           break;
         case "big":
-          writeFileSync(file, `---\nname: x\ndescription: big\n---\n${"b".repeat(64 * 1024 + 1)}`);
+          writeNew(file, `---\nname: x\ndescription: big\n---\n${"b".repeat(64 * 1024 + 1)}`);
           break;
         case "link-out-dir":
           symlinkSync(join(outside, "stolen"), join(skillDir, "stolen"));

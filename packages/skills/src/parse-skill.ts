@@ -1,4 +1,5 @@
 import { lineColumn, parseSafeYaml } from "@insomnia/manifest";
+import { parseSimpleFrontmatter } from "./simple-frontmatter.ts";
 import type { SkillsErrorCode, SkillWarning } from "./skills-error.ts";
 
 /** Longest `name` the Agent Skills format allows. */
@@ -106,7 +107,8 @@ export function parseSkill(text: string, options: { file: string; dirName: strin
     const { line, column } = lineColumn(yamlText, offset);
     return [line + 1, column];
   };
-  const parsed = parseSafeYaml(yamlText);
+  // Most frontmatter is a few `key: value` lines: read those without loading the yaml package.
+  const parsed = parseSimpleFrontmatter(yamlText) ?? parseSafeYaml(yamlText);
   if (parsed.issues.length > 0) {
     return {
       ok: false,

@@ -19,6 +19,7 @@ const BENCHES = [
   { file: "segment-log.mjs", needs: ["pod", "worker"] },
   { file: "pod-run.mjs", needs: ["ai-sdk", "pod", "worker", "manifest", "cli"] },
   { file: "segment-store-postgres.mjs", needs: ["segment-store-postgres"] },
+  { file: "skills.mjs", needs: ["skills", "manifest", "cli"] },
 ];
 
 const filters = process.argv.slice(2);

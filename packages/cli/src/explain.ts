@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import type { MaterializedPrompt } from "@insomnia/pod";
+import { readSkillBody } from "@insomnia/skills";
 import type { Style } from "./output.ts";
 import { TOKENIZER } from "./tokens.ts";
 import type { TokenCounter } from "./tokens.ts";
@@ -16,9 +17,23 @@ export interface ExplainedSource {
 
 /** One section of the final prompt. */
 export interface ExplainedSection {
-  name: "instruction" | "workingBoundaries" | "agentsMd";
+  name: "instruction" | "workingBoundaries" | "skills" | "agentsMd";
   bytes: number;
   tokens: number;
+}
+
+/** One skill the pod found: in the section, hidden, left out for the budget, or shadowed. */
+export interface ExplainedSkill {
+  name: string;
+  status: "listed" | "shortened" | "hidden" | "left out" | "shadowed";
+  root: string;
+  path: string;
+  /** Tokens of its line in the Skills section; null when it has none. */
+  listingTokens: number | null;
+  /** Tokens of the body `load_skill` returns; null for a shadowed skill (or one that can no longer be read). */
+  bodyTokens: number | null;
+  /** For a shadowed skill: the SKILL.md that won. */
+  shadowedBy: string | null;
 }
 
 /** Everything `pod prompt --explain` shows and `--json` prints; keys in output order. */
@@ -31,9 +46,10 @@ export interface Explanation {
   tokenizer: string;
   sources: ExplainedSource[];
   agentsMd: { path: string; bytes: number; totalBytes: number; truncated: boolean } | null;
+  skills: { budget: number; characters: number; entries: ExplainedSkill[] };
   sections: ExplainedSection[];
   total: { bytes: number; tokens: number };
-  warnings: { code: string; message: string; file: string | null }[];
+  warnings: { code: string; message: string; file: string | null; line?: number; column?: number }[];
   prompt: string;
 }
 
@@ -49,6 +65,7 @@ export interface ExplainInput {
 const SECTION_LABELS: Record<ExplainedSection["name"], string> = {
   instruction: "instruction",
   workingBoundaries: "working boundaries",
+  skills: "skills",
   agentsMd: "AGENTS.md",
 };
 
@@ -78,6 +95,7 @@ export async function buildExplanation(
   const parts: [ExplainedSection["name"], string | undefined][] = [
     ["instruction", result.sections.instruction],
     ["workingBoundaries", result.sections.workingBoundaries],
+    ["skills", result.sections.skills],
     ["agentsMd", result.sections.agentsMd],
   ];
   const sections = parts.flatMap(([name, text]) =>
@@ -89,18 +107,73 @@ export async function buildExplanation(
     instruction: input.instruction,
     manifestFiles: [...input.manifestFiles],
     now: rfc3339(input.now),
-    tools: [...input.tools].sort(),
+    tools: [...result.tools],
     tokenizer: TOKENIZER,
     sources,
     agentsMd:
       agents === undefined
         ? null
         : { path: agents.file, bytes: agents.bytes, totalBytes: agents.totalBytes, truncated: agents.truncated },
+    skills: {
+      budget: result.skills.budget,
+      characters: result.skills.characters,
+      entries: explainSkills(result, count),
+    },
     sections,
     total: { bytes: utf8Bytes(result.prompt), tokens: count(result.prompt) },
-    warnings: result.warnings.map((w) => ({ code: w.code, message: w.message, file: w.file ?? null })),
+    warnings: result.warnings.map((w) => ({
+      code: w.code,
+      message: w.message,
+      file: w.file ?? null,
+      ...(w.line === undefined ? {} : { line: w.line }),
+      ...(w.column === undefined ? {} : { column: w.column }),
+    })),
     prompt: result.prompt,
   };
+}
+
+/** Every skill, sorted by name (listed, shortened, hidden and left out), then the shadowed ones. */
+function explainSkills(result: MaterializedPrompt, count: TokenCounter): ExplainedSkill[] {
+  const listed = new Map(result.skills.listed.map((skill) => [skill.name, skill]));
+  const omitted = new Set(result.skills.omitted.map((skill) => skill.name));
+  const bodyTokens = (skill: MaterializedPrompt["skills"]["catalog"][number]): number | null => {
+    try {
+      return count(readSkillBody(skill));
+    } catch {
+      return null;
+    }
+  };
+  const found = result.skills.catalog.map((skill): ExplainedSkill => {
+    const line = listed.get(skill.name);
+    const status = skill.hidden
+      ? "hidden"
+      : omitted.has(skill.name)
+        ? "left out"
+        : line?.shortened
+          ? "shortened"
+          : "listed";
+    return {
+      name: skill.name,
+      status,
+      root: skill.root,
+      path: skill.file,
+      listingTokens: line === undefined ? null : count(`- ${line.name}: ${line.description} (file: ${line.file})\n`),
+      bodyTokens: bodyTokens(skill),
+      shadowedBy: null,
+    };
+  });
+  const shadowed = result.skills.shadowed.map(
+    (skill): ExplainedSkill => ({
+      name: skill.name,
+      status: "shadowed",
+      root: skill.root,
+      path: skill.file,
+      listingTokens: null,
+      bodyTokens: null,
+      shadowedBy: skill.shadowedBy,
+    }),
+  );
+  return [...found, ...shadowed];
 }
 
 function table(rows: readonly (readonly string[])[], rightAligned: ReadonlySet<number>): string[] {
@@ -150,11 +223,35 @@ export function formatExplanation(e: Explanation, style: Style): string {
   );
   lines.push("  (total is the whole prompt, including the separators and headings between sections)");
   lines.push("");
+  if (e.skills.entries.length === 0) {
+    lines.push("Skills: none");
+  } else {
+    lines.push(`Skills (listing ${e.skills.characters} of ${e.skills.budget} characters)`);
+    const rows = [
+      ["skill", "status", "root", "listing tokens", "body tokens", "path"],
+      ...e.skills.entries.map((s) => [
+        s.name,
+        s.status,
+        s.root,
+        s.listingTokens === null ? "-" : String(s.listingTokens),
+        s.bodyTokens === null ? "-" : String(s.bodyTokens),
+        s.shadowedBy === null ? s.path : `${s.path} (shadowed by ${s.shadowedBy})`,
+      ]),
+    ];
+    lines.push(...table(rows, new Set([3, 4])));
+  }
+  lines.push("");
   if (e.warnings.length === 0) {
     lines.push("Warnings: none");
   } else {
     lines.push("Warnings");
-    for (const w of e.warnings) lines.push(`  ${style.yellow(w.code)}: ${w.message}`);
+    for (const w of e.warnings) {
+      const where =
+        w.file === null
+          ? ""
+          : `${w.file}${w.line === undefined ? "" : `:${w.line}${w.column === undefined ? "" : `:${w.column}`}`}: `;
+      lines.push(`  ${style.yellow(w.code)}: ${w.line === undefined ? "" : where}${w.message}`);
+    }
   }
   return `${lines.join("\n")}\n`;
 }

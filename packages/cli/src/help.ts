@@ -50,17 +50,20 @@ ${MANIFEST_FLAGS}
   --tool NAME        a tool name the template sees in {{tools}} (repeatable; default: none)
   --now RFC3339      fix the date and time, e.g. --now 2026-01-02T03:04:05Z (default: the clock)
   --explain          print a map instead: source files, section sizes in bytes and
-                     tokens (o200k_base), total, AGENTS.md warnings
+                     tokens (o200k_base), total, the skills (listed, hidden, left
+                     out, shadowed) with their tokens, warnings
   --json             print the map and the prompt as one JSON object
   -h, --help         show this help
 
-Warnings (e.g. a truncated AGENTS.md) go to stderr; --explain and --json include them.
+Warnings (e.g. a truncated AGENTS.md, a broken SKILL.md) go to stderr; --explain and
+--json include them.
 `,
   check: `Usage: pod check [flags]
 
-Loads the manifest layers and parses the instruction with every include, without
-rendering. Prints "ok: <instruction>, N source files" when clean; otherwise every
-problem found as "file:line:col: CODE: message" on stderr, and exits 1.
+Loads the manifest layers, parses the instruction with every include and reads the
+skills, without rendering. Prints "ok: <instruction>, N source files[, M skills]" when
+clean; otherwise every problem found as "file:line:col: CODE: message" on stderr, and
+exits 1. A broken SKILL.md is a warning with its position (the pod leaves it out).
 
 Flags:
 ${MANIFEST_FLAGS}

@@ -10,6 +10,9 @@ export const DEFAULT_MAX_TURNS = 50;
 /** Default `worker.temperature`. */
 export const DEFAULT_TEMPERATURE = 0;
 
+/** Default `skills.budget`: characters the skills listing of a prompt may take. */
+export const DEFAULT_SKILLS_BUDGET = 8000;
+
 /** Pod name used when `pod.pwd` has no basename (it is `/`). */
 export const DEFAULT_POD_NAME = "pod";
 

@@ -22,6 +22,7 @@ describe("docs/manifest.md", () => {
     expect(manifest.scope.allow).toHaveLength(2);
     expect(manifest.scope.deny).toHaveLength(2);
     expect(manifest.provider?.kind).toBe("anthropic");
+    expect(manifest.skills).toEqual({ budget: 6000 });
   });
 
   test("every_key_is_documented", () => {

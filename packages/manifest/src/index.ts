@@ -3,6 +3,7 @@ export {
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
   DEFAULT_POD_NAME,
+  DEFAULT_SKILLS_BUDGET,
   DEFAULT_TEMPERATURE,
   MAX_MANIFEST_BYTES,
   PROJECT_MANIFEST_PATH,
@@ -27,3 +28,7 @@ export type {
   PartialManifest,
   PodManifest,
 } from "./types.ts";
+export { FORBIDDEN_KEYS, parseSafeYaml } from "./safe-yaml.ts";
+export type { NodePosition, PositionMap, SafeYamlResult } from "./safe-yaml.ts";
+export { lineColumn } from "./issue.ts";
+export type { Issue as SafeYamlIssue } from "./issue.ts";

@@ -31,7 +31,7 @@ export function addLayerOrigins(
     into[key] = Object.freeze({ file, ...lineColumn(layer.text, position.value) });
   };
   const { value } = layer;
-  for (const section of ["pod", "worker", "provider"] as const) {
+  for (const section of ["pod", "worker", "provider", "skills"] as const) {
     for (const [key, entry] of Object.entries(value[section] ?? {})) {
       if (entry !== undefined) at([section, key], `${section}.${key}`);
     }

@@ -7,6 +7,7 @@ export function merge(...layers: readonly PartialManifest[]): PartialManifest {
     if (layer.pod !== undefined) out.pod = { ...out.pod, ...defined(layer.pod) };
     if (layer.worker !== undefined) out.worker = { ...out.worker, ...defined(layer.worker) };
     if (layer.provider !== undefined) out.provider = { ...out.provider, ...defined(layer.provider) };
+    if (layer.skills !== undefined) out.skills = { ...out.skills, ...defined(layer.skills) };
     if (layer.scope !== undefined) {
       const scope: NonNullable<PartialManifest["scope"]> = { ...out.scope };
       if (layer.scope.allow !== undefined) scope.allow = [...(scope.allow ?? []), ...layer.scope.allow.map(copyRule)];

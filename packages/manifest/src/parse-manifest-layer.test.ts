@@ -131,7 +131,9 @@ describe("bad-input table: manifest rows", () => {
     const error = errorOf("colour: blue\n");
     expect(where(error)).toEqual({ code: "UNKNOWN_KEY", file: FILE, line: 1, column: 1 });
     expect(error.suggestion).toBeUndefined();
-    expect(error.detail).toBe('unknown key "colour" at the top level (known keys: pod, worker, scope, provider)');
+    expect(error.detail).toBe(
+      'unknown key "colour" at the top level (known keys: pod, worker, scope, provider, skills)',
+    );
   });
 
   test("top_level_key_that_belongs_in_a_section_suggests_the_dotted_key", () => {

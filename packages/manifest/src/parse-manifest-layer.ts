@@ -46,7 +46,7 @@ function layerIssues(text: string): Issue[] | { value: PartialManifest; position
   ) {
     issues.push({
       code: "NOT_A_MAPPING",
-      detail: `a manifest must be a mapping of keys (pod, worker, scope, provider), got ${Array.isArray(parsed.value) ? "a list" : "a single value"}`,
+      detail: `a manifest must be a mapping of keys (pod, worker, scope, provider, skills), got ${Array.isArray(parsed.value) ? "a list" : "a single value"}`,
       ...(root === undefined ? { offset: 0 } : { offset: root.value }),
     });
     return sortIssues(issues);

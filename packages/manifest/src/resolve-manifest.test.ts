@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import { DEFAULT_INSTRUCTION } from "./defaults.ts";
 import { ManifestError } from "./manifest-error.ts";
 import { resolveManifest } from "./resolve-manifest.ts";
+import { merge } from "./merge.ts";
 import type { PartialManifest } from "./types.ts";
 
 describe("resolveManifest", () => {
@@ -10,8 +11,16 @@ describe("resolveManifest", () => {
       pod: { name: "project", pwd: "/work/project" },
       worker: { instruction: DEFAULT_INSTRUCTION, max_tokens: 8192, max_turns: 50, temperature: 0 },
       scope: { allow: [{ target: "/work/project", permission: "write", recursive: true }], deny: [] },
+      skills: { budget: 8000 },
     });
     expect(DEFAULT_INSTRUCTION).toBe("$insomnia/default");
+  });
+
+  test("skills_budget_from_the_upper_layer_wins", () => {
+    const manifest = resolveManifest(merge({ skills: { budget: 500 } }, { skills: { budget: 1200 } }), {
+      cwd: "/work/project",
+    });
+    expect(manifest.skills).toEqual({ budget: 1200 });
   });
 
   test("pwd_from_a_layer_replaces_cwd_and_names_the_pod", () => {

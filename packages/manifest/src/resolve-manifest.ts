@@ -5,6 +5,7 @@ import {
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
   DEFAULT_POD_NAME,
+  DEFAULT_SKILLS_BUDGET,
   DEFAULT_TEMPERATURE,
 } from "./defaults.ts";
 import { type Issue, sortIssues, toManifestError } from "./issue.ts";
@@ -43,6 +44,7 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
     },
     scope: { allow, deny: (layer.scope?.deny ?? []).map(copyRule) },
     ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider, options.origins) }),
+    skills: { budget: layer.skills?.budget ?? DEFAULT_SKILLS_BUDGET },
   };
   return deepFreeze(manifest);
 }

@@ -72,6 +72,7 @@ function buildLayerSchema(v: typeof V) {
           MAPPING,
         ),
       ),
+      skills: v.optional(v.strictObject({ budget: v.optional(positiveInteger("a positive whole number")) }, MAPPING)),
     },
     MAPPING,
   );

@@ -29,6 +29,11 @@ export interface PodManifest {
     readonly deny: readonly Readonly<ManifestScopeRule>[];
   };
   readonly provider?: Readonly<ManifestProvider>;
+  /**
+   * The skills catalog's settings. Always set by `resolveManifest`; optional in the type so a
+   * manifest built by hand without it still type-checks (absent: `DEFAULT_SKILLS_BUDGET`).
+   */
+  readonly skills?: { readonly budget: number };
 }
 
 /** One layer as written: every key optional; scope rules accumulate on merge. */
@@ -37,6 +42,7 @@ export interface PartialManifest {
   worker?: { instruction?: string; max_tokens?: number; max_turns?: number; temperature?: number };
   scope?: { allow?: ManifestScopeRule[]; deny?: ManifestScopeRule[] };
   provider?: { kind?: string; model?: string; base_url?: string; api_key_file?: string };
+  skills?: { budget?: number };
 }
 
 /** Outcome of validating one layer or overlay: the layer, or every problem found. */

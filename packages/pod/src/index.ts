@@ -1,9 +1,16 @@
 // The public surface of @insomnia/pod: what its README documents, nothing more.
 export { Pod } from "./pod.ts";
 export type { PodDeps, RestoreDeps, Summarizer } from "./pod.ts";
-export { materialize, materializeSystemPrompt, prepareSystemPrompt } from "./materialize.ts";
+export {
+  materialize,
+  materializeSystemPrompt,
+  prepareSystemPrompt,
+  readSkillCatalog,
+  skillSourceRef,
+} from "./materialize.ts";
 export type {
   MaterializedPrompt,
+  MaterializedSkills,
   MaterializeInput,
   MaterializeSystemPromptOptions,
   PrepareOptions,

@@ -1,9 +1,11 @@
 import { isSameOrInside } from "@insomnia/errors";
-import type { PodManifest } from "@insomnia/manifest";
+import { DEFAULT_SKILLS_BUDGET, type PodManifest } from "@insomnia/manifest";
 import { PromptLoader, PromptLoaderError } from "@insomnia/prompt-loader";
 import { Scope, ScopeError } from "@insomnia/scope";
-import { assembleSystemPrompt, SystemPromptError, SystemPromptTemplate } from "@insomnia/template";
-import type { TemplateSource } from "@insomnia/template";
+import { discoverSkills, LOAD_SKILL_TOOL, skillRoots } from "@insomnia/skills";
+import type { ShadowedSkill, Skill, SkillCatalog, SkillRoot } from "@insomnia/skills";
+import { assembleSystemPrompt, formatSkillsSection, SystemPromptError, SystemPromptTemplate } from "@insomnia/template";
+import type { ListedSkill, TemplateSource } from "@insomnia/template";
 import { readAgentsMd } from "./agents-md.ts";
 import { PodError } from "./pod-error.ts";
 import { silentNotifier } from "./pod-warning.ts";
@@ -15,13 +17,17 @@ export interface PreparedSystemPrompt {
   readonly cwd: string;
   readonly scope: Scope;
   readonly template: SystemPromptTemplate;
+  /** Where skills are looked for, highest first (computed, nothing read yet). */
+  readonly skillRoots: readonly SkillRoot[];
+  /** Characters the Skills listing may take (`skills.budget`). */
+  readonly skillsBudget: number;
 }
 
 /** Options of {@link prepareSystemPrompt}. */
 export interface PrepareOptions {
   /** Default: `PromptLoader.forPod({ cwd: manifest.pod.pwd, env })`. */
   loader?: PromptLoader;
-  /** Environment for the default loader's `$user` root (default `process.env`). */
+  /** Environment for the default loader's `$user` root and the user skill roots (default `process.env`). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -31,15 +37,40 @@ export interface MaterializeInput {
   tools: readonly string[];
   now: Date;
   notifier?: Notifier;
+  /**
+   * The skills catalog, when the caller already read it (a pod reads it first to register
+   * `load_skill`); otherwise it is read here. Its warnings are reported here either way.
+   */
+  skills?: SkillCatalog;
+}
+
+/** What a prompt's skills came to: the catalog as read, and what the Skills section lists. */
+export interface MaterializedSkills {
+  /** Every usable skill (listed and hidden), sorted by name; `load_skill` serves these. */
+  readonly catalog: readonly Skill[];
+  /** Skills in the section, descriptions as shown (shortened ones end with `…`). */
+  readonly listed: readonly ListedSkill[];
+  /** Not listed: `disable-model-invocation` or `brain-recall-only`. */
+  readonly hidden: readonly Skill[];
+  /** Left out of the section for the budget. */
+  readonly omitted: readonly Skill[];
+  /** Hidden by a skill of the same name in a higher root. */
+  readonly shadowed: readonly ShadowedSkill[];
+  readonly budget: number;
+  /** Characters the listing lines take. */
+  readonly characters: number;
 }
 
 /** A system prompt as a pod sends it, with the parts it was made of. */
 export interface MaterializedPrompt {
   /** The full system prompt, byte for byte what the worker receives. */
   prompt: string;
-  /** Every file the instruction was built from, root first. */
+  /** Tool names the prompt was rendered with, sorted (`load_skill` added when there are skills). */
+  tools: readonly string[];
+  /** Every file the prompt was built from: the instruction's, root first, then each skill's SKILL.md. */
   sources: readonly TemplateSource[];
-  sections: { instruction: string; workingBoundaries: string; agentsMd?: string };
+  sections: { instruction: string; workingBoundaries: string; skills?: string; agentsMd?: string };
+  skills: MaterializedSkills;
   agentsMd?: { file: string; bytes: number; totalBytes: number; truncated: boolean };
   warnings: readonly PodWarning[];
 }
@@ -59,7 +90,29 @@ export async function prepareSystemPrompt(
     throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction);
   }
   checkWorkspaceSources(template.sources, scope);
-  return { cwd, scope, template };
+  const budget = manifest.skills?.budget ?? DEFAULT_SKILLS_BUDGET;
+  return {
+    cwd,
+    scope,
+    template,
+    skillRoots: skillRoots({ cwd, env: options.env ?? process.env }),
+    skillsBudget: budget,
+  };
+}
+
+/** Reads the skills catalog of a prepared pod: its four roots, the workspace ones within its readable scope. */
+export function readSkillCatalog(prepared: PreparedSystemPrompt): SkillCatalog {
+  const scope = prepared.scope;
+  return discoverSkills({
+    cwd: prepared.cwd,
+    roots: prepared.skillRoots,
+    isReadable: (path) => scope.isReadable(path),
+  });
+}
+
+/** The prompt source recorded for a skill file (restore warns SOURCES_CHANGED when it changes). */
+export function skillSourceRef(name: string): string {
+  return `skill:${name}`;
 }
 
 /** Renders a prepared instruction with the time, the tools and `<cwd>/AGENTS.md` into the final prompt. */
@@ -70,13 +123,33 @@ export async function materialize(
   const notifier = input.notifier ?? silentNotifier;
   const agents = await readAgentsMd(prepared.cwd, prepared.scope);
   for (const warning of agents.warnings) notifier.warn(warning);
+  const catalog = input.skills ?? readSkillCatalog(prepared);
+  const skillWarnings = catalog.warnings.map(skillWarning);
+  const visible = catalog.skills.filter((skill) => !skill.hidden);
+  const section = formatSkillsSection(visible, { budget: prepared.skillsBudget });
+  const omitted = visible.filter((skill) => section.omitted.includes(skill.name));
+  const shortened = section.listed.filter((skill) => skill.shortened).length;
+  if (shortened > 0 || omitted.length > 0) {
+    skillWarnings.push({
+      code: "SKILLS_OVER_BUDGET",
+      message:
+        `the skills listing is over its budget of ${section.budget} characters: ` +
+        [
+          ...(shortened > 0 ? [`${shortened} description${shortened === 1 ? "" : "s"} shortened`] : []),
+          ...(omitted.length > 0 ? [`left out: ${omitted.map((skill) => skill.name).join(", ")}`] : []),
+        ].join("; ") +
+        ". Shorten descriptions, remove skills, or raise skills.budget in the manifest",
+    });
+  }
+  for (const warning of skillWarnings) notifier.warn(warning);
 
   const scope = prepared.scope.toData();
   const context = {
     now: input.now,
     cwd: prepared.cwd,
     scope,
-    tools: [...input.tools].sort(),
+    // A pod registers load_skill when it has skills, so the prompt names it as the pod will have it.
+    tools: [...new Set([...input.tools, ...(catalog.skills.length > 0 ? [LOAD_SKILL_TOOL] : [])])].sort(),
     ...(agents.text === undefined ? {} : { agentsMd: agents.text }),
   };
   let instruction: string;
@@ -88,16 +161,31 @@ export async function materialize(
   const prompt = assembleSystemPrompt({
     instruction,
     scopeSummary: scope.summary,
+    ...(section.text === undefined ? {} : { skills: section.text }),
     ...(agents.text === undefined ? {} : { agentsMd: agents.text }),
   });
 
   return {
     prompt,
-    sources: prepared.template.sources,
+    tools: context.tools,
+    sources: [
+      ...prepared.template.sources,
+      ...catalog.skills.map((skill) => ({ ref: skillSourceRef(skill.name), file: skill.file, sha256: skill.sha256 })),
+    ],
     sections: {
       instruction,
       workingBoundaries: scope.summary,
+      ...(section.text === undefined ? {} : { skills: section.text }),
       ...(agents.text === undefined ? {} : { agentsMd: agents.text }),
+    },
+    skills: {
+      catalog: catalog.skills,
+      listed: section.listed,
+      hidden: catalog.skills.filter((skill) => skill.hidden),
+      omitted,
+      shadowed: catalog.shadowed,
+      budget: section.budget,
+      characters: section.characters,
     },
     ...(agents.text === undefined || agents.file === undefined
       ? {}
@@ -109,7 +197,17 @@ export async function materialize(
             truncated: agents.truncated,
           },
         }),
-    warnings: agents.warnings,
+    warnings: [...agents.warnings, ...skillWarnings],
+  };
+}
+
+function skillWarning(warning: SkillCatalog["warnings"][number]): PodWarning {
+  return {
+    code: warning.code,
+    message: warning.message,
+    ...(warning.file === undefined ? {} : { file: warning.file }),
+    ...(warning.line === undefined ? {} : { line: warning.line }),
+    ...(warning.column === undefined ? {} : { column: warning.column }),
   };
 }
 

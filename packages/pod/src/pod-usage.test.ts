@@ -4,7 +4,7 @@ import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
 import { Pod } from "./pod.ts";
-import { FileSegmentStore } from "./segment-file-store.ts";
+import { FileSegmentStore } from "@insomnia/segment-store";
 
 const dirs: PodDir[] = [];
 afterEach(async () => {

@@ -1,5 +1,9 @@
+import type { SkillsErrorCode } from "@insomnia/skills";
+
 /** Machine-readable reason of a {@link PodWarning}. */
 export type PodWarningCode =
+  | SkillsErrorCode
+  | "SKILLS_OVER_BUDGET"
   | "AGENTS_MD_TRUNCATED"
   | "AGENTS_MD_NOT_UTF8"
   | "AGENTS_MD_OUTSIDE_SCOPE"
@@ -14,6 +18,10 @@ export interface PodWarning {
   readonly message: string;
   /** The file the warning is about, when there is one. */
   readonly file?: string;
+  /** 1-based line in `file`, when known (a broken SKILL.md). */
+  readonly line?: number;
+  /** 1-based column in `file`, when known. */
+  readonly column?: number;
 }
 
 /** Receives a pod's warnings; the pod itself never prints. */

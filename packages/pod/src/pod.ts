@@ -1,12 +1,15 @@
 import type { PodManifest } from "@insomnia/manifest";
 import type { PromptLoader } from "@insomnia/prompt-loader";
+import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
 import type { SegmentSource, SegmentStartRecord, SegmentStore, SegmentWriter } from "@insomnia/segment-store";
 import { WorkerError } from "@insomnia/worker";
+import { createLoadSkillTool, LOAD_SKILL_TOOL } from "@insomnia/skills";
+import type { LoadableSkill } from "@insomnia/skills";
 import type { Message, TurnResult, Worker } from "@insomnia/worker";
 import { systemClock } from "./clock.ts";
 import type { Clock } from "./clock.ts";
-import { materialize, prepareSystemPrompt } from "./materialize.ts";
+import { materialize, prepareSystemPrompt, readSkillCatalog, skillSourceRef } from "./materialize.ts";
 import type { PreparedSystemPrompt } from "./materialize.ts";
 import { PodError } from "./pod-error.ts";
 import { silentNotifier } from "./pod-warning.ts";
@@ -169,6 +172,7 @@ export class Pod {
       }
       const warnings = await checkSources(start.sources, deps.loader);
       worker.setSystemPrompt(start.systemPrompt);
+      registerRecordedSkills(worker, start.sources);
       const pod = new Pod(worker, store, deps.clock ?? systemClock, notifier);
       pod.#writer = writer;
       pod.#sources = start.sources;
@@ -293,11 +297,15 @@ export class Pod {
       const prepared = this.#prepared;
       if (prepared === undefined) throw new PodError("NOT_MATERIALIZED", "the pod has no instruction to render");
       await this.#worker.tools.flushPending();
+      // Skills are read once, here; load_skill is registered before the tool names are rendered.
+      const skills = readSkillCatalog(prepared);
+      registerLoadSkill(this.#worker, skills, (path) => prepared.scope.isReadable(path));
       const now = this.#clock.now();
       const rendered = await materialize(prepared, {
         tools: this.#worker.tools.names(),
         now,
         notifier: this.#notifier,
+        skills,
       });
       this.#worker.setSystemPrompt(rendered.prompt);
       this.#prepared = undefined;
@@ -326,4 +334,31 @@ export class Pod {
     await writer.append({ type: "message", message });
     this.#segmentMessages += 1;
   }
+}
+
+/** Registers `load_skill` over the catalog when there are skills and the worker has no tool of that name. */
+function registerLoadSkill(
+  worker: Worker,
+  catalog: { readonly skills: readonly LoadableSkill[] },
+  isReadable?: (path: string) => boolean,
+): void {
+  if (catalog.skills.length === 0 || worker.tools.has(LOAD_SKILL_TOOL)) return;
+  worker.tools.register(createLoadSkillTool(catalog, isReadable === undefined ? {} : { isReadable }));
+}
+
+/**
+ * A restored pod reads no skill catalog: its `load_skill` serves the skills recorded in the
+ * segment's sources, each file kept inside the directory that held it when it was recorded.
+ */
+function registerRecordedSkills(worker: Worker, sources: readonly SegmentSource[]): void {
+  const prefix = skillSourceRef("");
+  const skills = sources
+    .filter((source) => source.ref.startsWith(prefix))
+    .map((source) => ({
+      name: source.ref.slice(prefix.length),
+      file: source.file,
+      rootDir: dirname(dirname(source.file)),
+      root: "user" as const,
+    }));
+  registerLoadSkill(worker, { skills });
 }

@@ -13,7 +13,8 @@ export interface RecordedSource {
 /** Why a recorded source no longer matches, or undefined when it does. */
 async function drift(source: RecordedSource, loader: PromptLoader | undefined): Promise<string | undefined> {
   try {
-    if (loader !== undefined) {
+    // Skill files (`skill:<name>`) are not prompt references: they are re-hashed, never re-resolved.
+    if (loader !== undefined && source.ref.startsWith("$")) {
       const loaded = await loader.load(source.ref);
       if (loaded.file !== source.file) return `now resolves to ${loaded.file}`;
       return loaded.sha256 === source.sha256 ? undefined : "has changed on disk";

@@ -10,7 +10,7 @@ import {
   validateOverlay,
 } from "@insomnia/manifest";
 import type { ManifestOrigins, PodManifest } from "@insomnia/manifest";
-import { PodError, prepareSystemPrompt, readAgentsMd } from "@insomnia/pod";
+import { PodError, prepareSystemPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
 import { PromptLoader } from "@insomnia/prompt-loader";
 import { SystemPromptTemplate } from "@insomnia/template";
 import type { CheckOptions } from "../args.ts";
@@ -30,9 +30,12 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   const loaded = await checkManifest(options, cwd, io, problems);
   if (loaded !== undefined) {
     const { manifest, origins } = loaded;
-    const sources = await checkInstruction(manifest, origins, io, problems);
-    if (sources !== undefined)
+    const checked = await checkInstruction(manifest, origins, io, problems);
+    if (checked !== undefined) {
+      const { sources, skills } = checked;
       summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
+      if (skills > 0) summary += `, ${skills} skill${skills === 1 ? "" : "s"}`;
+    }
   }
 
   const ok = !problems.some((p) => p.severity === "error");
@@ -112,13 +115,16 @@ async function collectLayerIssues(
   return problems;
 }
 
-/** Parses the instruction the way a pod does (scope first, then the template); returns the number of source files. */
+/**
+ * Parses the instruction the way a pod does (scope first, then the template) and reads the
+ * skills catalog (each broken skill is a positioned warning); returns the counts.
+ */
 async function checkInstruction(
   manifest: PodManifest,
   origins: ManifestOrigins,
   io: CliIo,
   problems: Problem[],
-): Promise<number | undefined> {
+): Promise<{ sources: number; skills: number } | undefined> {
   const env = { ...io.env };
   try {
     const prepared = await prepareSystemPrompt(manifest, { env });
@@ -131,7 +137,18 @@ async function checkInstruction(
         severity: "warning",
       });
     }
-    return prepared.template.sources.length;
+    const catalog = readSkillCatalog(prepared);
+    for (const warning of catalog.warnings) {
+      problems.push({
+        ...(warning.file === undefined ? {} : { file: warning.file }),
+        ...(warning.line === undefined ? {} : { line: warning.line }),
+        ...(warning.column === undefined ? {} : { column: warning.column }),
+        code: warning.code,
+        message: warning.message,
+        severity: "warning",
+      });
+    }
+    return { sources: prepared.template.sources.length, skills: catalog.skills.length };
   } catch (error) {
     const classified = classifyError(error);
     if (classified.kind === "internal") throw error;

@@ -367,6 +367,7 @@ describe("pod prompt --explain and --json", () => {
       "tokenizer",
       "sources",
       "agentsMd",
+      "skills",
       "sections",
       "total",
       "warnings",

@@ -30,7 +30,14 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
 
   // Warnings always go to stderr; --explain and --json also list them in their output.
   for (const warning of result.warnings) {
-    const problem = { code: warning.code, message: warning.message, severity: "warning" as const, file: warning.file };
+    const problem = {
+      code: warning.code,
+      message: warning.message,
+      severity: "warning" as const,
+      file: warning.file,
+      line: warning.line,
+      column: warning.column,
+    };
     io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
   }
   if (!options.explain && !options.json) {

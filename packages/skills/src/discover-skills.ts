@@ -1,0 +1,284 @@
+import { createRequire } from "node:module";
+import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { isSameOrInside, isStrictlyInside } from "@insomnia/errors";
+import { parseSkill } from "./parse-skill.ts";
+import { type IsReadable, MAX_SKILL_FILE_BYTES, readSkillFile } from "./read-skill-file.ts";
+import { type SkillRoot, type SkillRootKind, skillRoots } from "./skill-roots.ts";
+import { SkillsError, type SkillWarning, warningOf } from "./skills-error.ts";
+
+/** Deepest directory level searched below a root (`<root>/<name>` is level 1). */
+export const MAX_SKILL_DEPTH = 6;
+
+/** Most directories searched per root. */
+export const MAX_SKILL_DIRS = 2000;
+
+/** The file a skill directory holds. */
+export const SKILL_FILE = "SKILL.md";
+
+/** One skill of the catalog. */
+export interface Skill {
+  readonly name: string;
+  /** One line: trimmed, whitespace runs turned into single spaces. */
+  readonly description: string;
+  /** Real path of the SKILL.md. */
+  readonly file: string;
+  /** The root it was found in. */
+  readonly root: SkillRootKind;
+  /** Real path of that root. */
+  readonly rootDir: string;
+  /** Not listed in the prompt (`disable-model-invocation` or `brain-recall-only`); loadable by name. */
+  readonly hidden: boolean;
+  /** Hex SHA-256 of the file's text (BOM dropped, line ends LF), as a prompt source records it. */
+  readonly sha256: string;
+  /** Size of the file in bytes. */
+  readonly bytes: number;
+}
+
+/** A skill hidden by one of the same name in a higher root (or found earlier in the same root). */
+export interface ShadowedSkill {
+  readonly name: string;
+  readonly file: string;
+  readonly root: SkillRootKind;
+  /** The SKILL.md that won. */
+  readonly shadowedBy: string;
+}
+
+/** Every skill a pod can use, sorted by name, with what was hidden and what went wrong. */
+export interface SkillCatalog {
+  /** Winners only, sorted by name (UTF-16 code units; names are ASCII). */
+  readonly skills: readonly Skill[];
+  readonly shadowed: readonly ShadowedSkill[];
+  /** One per broken skill or problem root, in root order; each skill is left out, nothing else. */
+  readonly warnings: readonly SkillWarning[];
+}
+
+/** Options of {@link discoverSkills}. */
+export interface DiscoverSkillsOptions {
+  /** The pod's working directory (absolute); the workspace roots are below it. */
+  cwd: string;
+  /** For the user roots (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** The roots to search, highest first (default: {@link skillRoots} of `cwd` and `env`). */
+  roots?: readonly SkillRoot[];
+  /**
+   * The pod's readable scope: a workspace root and every skill file in it must be readable
+   * (real paths). Default: inside the real path of `cwd`.
+   */
+  isReadable?: IsReadable;
+  /** Limits, for tests: depth, directories per root, bytes per file. */
+  limits?: { maxDepth?: number; maxDirs?: number; maxBytes?: number };
+}
+
+interface Candidate {
+  name: string;
+  dir: string;
+}
+
+/**
+ * Finds `<root>/…/<name>/SKILL.md` in every root (at most 6 levels and 2,000 directories
+ * each), parses and checks each, and returns the catalog. Lenient: a broken skill or
+ * root is left out with a positioned warning; a name found twice keeps the higher root's.
+ * Synchronous and never throws for anything on disk.
+ */
+export function discoverSkills(options: DiscoverSkillsOptions): SkillCatalog {
+  const roots =
+    options.roots ?? skillRoots({ cwd: options.cwd, ...(options.env === undefined ? {} : { env: options.env }) });
+  const maxDepth = options.limits?.maxDepth ?? MAX_SKILL_DEPTH;
+  const maxDirs = options.limits?.maxDirs ?? MAX_SKILL_DIRS;
+  const maxBytes = options.limits?.maxBytes ?? MAX_SKILL_FILE_BYTES;
+  const readable = options.isReadable ?? insideOf(options.cwd);
+
+  const warnings: SkillWarning[] = [];
+  const winners = new Map<string, Skill>();
+  const shadowed: ShadowedSkill[] = [];
+  const seenRoots = new Set<string>();
+
+  for (const root of roots) {
+    let rootDir: string;
+    try {
+      rootDir = realpathSync.native(root.dir);
+      if (!statSync(rootDir).isDirectory()) {
+        warnings.push({
+          code: "SKILLS_ROOT_UNREADABLE",
+          message: `${root.dir} is not a directory; skills live in ${root.dir}/<name>/SKILL.md`,
+          file: root.dir,
+        });
+        continue;
+      }
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") {
+        warnings.push({
+          code: "SKILLS_ROOT_UNREADABLE",
+          message: `cannot read the skills directory ${root.dir} (${String(code ?? error)}); its skills were left out`,
+          file: root.dir,
+        });
+      }
+      continue;
+    }
+    // `<home>/.agents/skills` is both a workspace and a user root for a pod started in ~.
+    if (seenRoots.has(rootDir)) continue;
+    seenRoots.add(rootDir);
+    if (root.workspace && !readable(rootDir)) {
+      warnings.push({
+        code: "SKILLS_ROOT_OUTSIDE_SCOPE",
+        message: `${root.dir} resolves to ${rootDir}, which is outside the pod's readable scope; its skills were left out (is it a symlink?). Move the skills into the pod or allow reading that directory`,
+        file: root.dir,
+      });
+      continue;
+    }
+    const rules = { rootDir, ...(root.workspace ? { isReadable: readable } : {}), maxBytes };
+    for (const candidate of findCandidates(root.dir, rootDir, maxDepth, maxDirs, warnings)) {
+      const skill = loadCandidate(candidate, root.kind, rules, warnings);
+      if (skill === undefined) continue;
+      const winner = winners.get(skill.name);
+      if (winner === undefined) winners.set(skill.name, skill);
+      else shadowed.push({ name: skill.name, file: skill.file, root: skill.root, shadowedBy: winner.file });
+    }
+  }
+  const skills = [...winners.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { skills, shadowed, warnings };
+}
+
+/** Breadth-first, entries sorted, dot-directories skipped; a directory with a SKILL.md is a skill and is not descended. */
+function findCandidates(
+  dir: string,
+  rootDir: string,
+  maxDepth: number,
+  maxDirs: number,
+  warnings: SkillWarning[],
+): Candidate[] {
+  const found: Candidate[] = [];
+  const visited = new Set<string>([rootDir]);
+  let queue: string[] = [dir];
+  let dirs = 0;
+  for (let depth = 1; queue.length > 0; depth++) {
+    const next: string[] = [];
+    for (const parent of queue) {
+      for (const child of subdirectories(parent, rootDir, visited, warnings)) {
+        if (depth > maxDepth) {
+          warnings.push({
+            code: "SKILLS_TOO_DEEP",
+            message: `${parent} has directories more than ${maxDepth} levels below ${dir}, which were not searched; keep skills at most ${maxDepth} levels deep`,
+            file: parent,
+          });
+          return found;
+        }
+        if (dirs >= maxDirs) {
+          warnings.push({
+            code: "SKILLS_TOO_MANY_DIRS",
+            message: `${dir} has more than ${maxDirs} directories; the rest were not searched and their skills were left out. Remove what is not a skill`,
+            file: dir,
+          });
+          return found;
+        }
+        dirs++;
+        if (hasSkillFile(child)) found.push({ name: basename(child), dir: child });
+        else next.push(child);
+      }
+    }
+    queue = next;
+  }
+  return found;
+}
+
+/** Subdirectories of `parent` (symlinks followed when their real path stays in the root), sorted by name. */
+function subdirectories(parent: string, rootDir: string, visited: Set<string>, warnings: SkillWarning[]): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(parent, { withFileTypes: true });
+  } catch (error) {
+    warnings.push({
+      code: "SKILLS_ROOT_UNREADABLE",
+      message: `cannot list ${parent} (${String((error as { code?: unknown }).code ?? error)}); skills below it were left out`,
+      file: parent,
+    });
+    return [];
+  }
+  const names = entries
+    .filter((entry) => !entry.name.startsWith(".") && (entry.isDirectory() || entry.isSymbolicLink()))
+    .map((entry) => entry.name)
+    .sort();
+  const out: string[] = [];
+  for (const name of names) {
+    const path = join(parent, name);
+    let real: string;
+    try {
+      real = realpathSync.native(path);
+      if (!statSync(real).isDirectory()) continue;
+    } catch {
+      continue; // a dangling or looping link, or a file swapped in: nothing to search
+    }
+    if (visited.has(real)) continue; // a loop, or a second link to a directory already searched
+    if (!isStrictlyInside(rootDir, real)) {
+      warnings.push({
+        code: "SKILL_OUTSIDE_ROOT",
+        message: `${path} resolves to ${real}, outside its skills directory ${rootDir}; it was not searched (a skill must stay inside its root)`,
+        file: path,
+      });
+      continue;
+    }
+    visited.add(real);
+    out.push(path);
+  }
+  return out;
+}
+
+function hasSkillFile(dir: string): boolean {
+  try {
+    return lstatSync(join(dir, SKILL_FILE), { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+function loadCandidate(
+  candidate: Candidate,
+  root: SkillRootKind,
+  rules: { rootDir: string; isReadable?: IsReadable; maxBytes: number },
+  warnings: SkillWarning[],
+): Skill | undefined {
+  const path = join(candidate.dir, SKILL_FILE);
+  let read: ReturnType<typeof readSkillFile>;
+  try {
+    read = readSkillFile(path, rules);
+  } catch (error) {
+    if (!SkillsError.is(error)) throw error;
+    warnings.push(warningOf(error));
+    return undefined;
+  }
+  const parsed = parseSkill(read.text, { file: read.file, dirName: candidate.name });
+  if (!parsed.ok) {
+    warnings.push(...parsed.warnings);
+    return undefined;
+  }
+  return {
+    name: parsed.skill.name,
+    description: parsed.skill.description,
+    file: read.file,
+    root,
+    rootDir: rules.rootDir,
+    hidden: parsed.skill.hidden,
+    sha256: sha256Hex(read.text),
+    bytes: read.bytes,
+  };
+}
+
+function insideOf(cwd: string): IsReadable {
+  let base: string;
+  try {
+    base = realpathSync.native(cwd);
+  } catch {
+    base = cwd;
+  }
+  return (path) => isSameOrInside(base, path);
+}
+
+let nodeCrypto: typeof import("node:crypto") | undefined;
+
+/** Hex SHA-256 of the UTF-8 of `text`; node:crypto is loaded on first use (a pod without skills never needs it). */
+function sha256Hex(text: string): string {
+  nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
+}

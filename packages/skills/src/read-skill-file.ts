@@ -1,0 +1,236 @@
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from "node:fs";
+import { isStrictlyInside } from "@insomnia/errors";
+import { SkillsError } from "./skills-error.ts";
+
+/** Largest SKILL.md read: 1 MiB. */
+export const MAX_SKILL_FILE_BYTES = 1024 * 1024;
+
+/** Decides whether the pod may read a path (a real path); the pod passes its scope's `isReadable`. */
+export type IsReadable = (path: string) => boolean;
+
+/** Where a SKILL.md may be read from. */
+export interface SkillFileRules {
+  /** Real path of the skill's root; the file's real path must be strictly inside it. */
+  readonly rootDir: string;
+  /** For a workspace root: the file's real path must also be readable. */
+  readonly isReadable?: IsReadable | undefined;
+  readonly maxBytes?: number;
+}
+
+/** A SKILL.md read under the rules: its text (BOM dropped, CRLF and CR turned into LF) and real path. */
+export interface SkillFile {
+  readonly text: string;
+  readonly file: string;
+  readonly bytes: number;
+}
+
+// O_NONBLOCK: a FIFO swapped in after the stat check must not wait for a writer.
+// O_NOFOLLOW: the last component must not have become a symlink since realpath.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Reads `file` only if it is a regular file of at most 1 MiB whose real path stays inside
+ * `rootDir` (and is readable, when a check is given), in strict UTF-8. A FIFO or device is
+ * refused before it is opened, and opened non-blocking in case it was swapped in. Throws a
+ * {@link SkillsError} naming the file.
+ */
+export function readSkillFile(file: string, rules: SkillFileRules): SkillFile {
+  const maxBytes = rules.maxBytes ?? MAX_SKILL_FILE_BYTES;
+  let real: string;
+  try {
+    real = realpathSync.native(file);
+  } catch (cause) {
+    throw new SkillsError("SKILL_UNREADABLE", `cannot resolve ${file} (${errnoText(cause)})`, { file, cause });
+  }
+  checkPlace(file, real, rules);
+  let before: Stats;
+  try {
+    before = statSync(real);
+  } catch (cause) {
+    throw new SkillsError("SKILL_UNREADABLE", `cannot read ${real} (${errnoText(cause)})`, { file: real, cause });
+  }
+  if (!before.isFile()) {
+    throw new SkillsError(
+      "SKILL_NOT_A_FILE",
+      `${real} is ${kindOf(before)}, not a regular file; a SKILL.md must be a file`,
+      {
+        file: real,
+      },
+    );
+  }
+  if (before.size > maxBytes) throw tooLarge(real, before.size, maxBytes);
+
+  let fd: number;
+  try {
+    fd = openSync(real, OPEN_FLAGS);
+  } catch (cause) {
+    throw new SkillsError("SKILL_UNREADABLE", `cannot open ${real} (${errnoText(cause)})`, { file: real, cause });
+  }
+  let bytes: Uint8Array;
+  try {
+    const after = fstatSync(fd);
+    if (!after.isFile() || after.dev !== before.dev || after.ino !== before.ino) {
+      throw new SkillsError("SKILL_NOT_A_FILE", `${real} was replaced while being read; try again`, { file: real });
+    }
+    const opened = openedPath(fd);
+    if (opened !== undefined && opened !== real) checkPlace(file, opened, rules);
+    const read = readCapped(fd, after.size, maxBytes);
+    if (read === undefined) throw tooLarge(real, undefined, maxBytes);
+    bytes = read;
+  } catch (error) {
+    if (SkillsError.is(error)) throw error;
+    throw new SkillsError("SKILL_UNREADABLE", `cannot read ${real} (${errnoText(error)})`, {
+      file: real,
+      cause: error,
+    });
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // A failed close of a read-only descriptor loses nothing.
+    }
+  }
+
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch (cause) {
+    const offset = firstBadByte(bytes);
+    const { line, column } = bytePosition(bytes, offset);
+    throw new SkillsError(
+      "SKILL_NOT_UTF8",
+      `is not valid UTF-8 (first bad byte at offset ${offset}); save it as UTF-8`,
+      {
+        file: real,
+        line,
+        column,
+        cause,
+      },
+    );
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return { text: text.replace(/\r\n?/g, "\n"), file: real, bytes: bytes.length };
+}
+
+/** The real path must be strictly inside the root and, for a workspace root, readable by the pod. */
+function checkPlace(file: string, real: string, rules: SkillFileRules): void {
+  if (!isStrictlyInside(rules.rootDir, real)) {
+    throw new SkillsError(
+      "SKILL_OUTSIDE_ROOT",
+      `${file} resolves to ${real}, outside its skills directory ${rules.rootDir}; a skill must stay inside its root (check symlinks)`,
+      { file },
+    );
+  }
+  if (rules.isReadable !== undefined && !rules.isReadable(real)) {
+    throw new SkillsError(
+      "SKILL_OUTSIDE_SCOPE",
+      `${file} resolves to ${real}, which is outside the pod's readable scope; move the skill or allow reading it`,
+      { file },
+    );
+  }
+}
+
+/** Where the open descriptor really points (Linux /proc), so a directory swapped for a symlink is caught. */
+function openedPath(fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads to EOF but never more than maxBytes + 1 bytes; undefined when the file is over the cap. */
+function readCapped(fd: number, sizeHint: number, maxBytes: number): Uint8Array | undefined {
+  let buffer = Buffer.alloc(Math.min(sizeHint, maxBytes) + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > maxBytes) return undefined;
+      const grown = Buffer.alloc(Math.min(buffer.length * 2, maxBytes + 1));
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const n = readSync(fd, buffer, length, buffer.length - length, length);
+    if (n === 0) break;
+    length += n;
+  }
+  return length > maxBytes ? undefined : buffer.subarray(0, length);
+}
+
+function tooLarge(file: string, size: number | undefined, maxBytes: number): SkillsError {
+  const got = size === undefined ? "" : ` ${size} bytes,`;
+  return new SkillsError(
+    "SKILL_TOO_LARGE",
+    `${file} is${got} over the limit of ${maxBytes} bytes; move detail into files next to SKILL.md`,
+    { file },
+  );
+}
+
+/** Offset of the first byte that starts an ill-formed UTF-8 sequence (the decoder said there is one). */
+function firstBadByte(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i] ?? 0;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b === 0xe0) lo = 0xa0;
+      if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b === 0xf0) lo = 0x90;
+      if (b === 0xf4) hi = 0x8f;
+    } else return i;
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += need + 1;
+  }
+  return bytes.length;
+}
+
+/** 1-based line and byte column of a byte offset. */
+function bytePosition(bytes: Uint8Array, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < bytes.length; i++) {
+    if (bytes[i] === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return "a directory";
+  if (stats.isFIFO()) return "a FIFO (named pipe)";
+  if (stats.isSocket()) return "a socket";
+  if (stats.isCharacterDevice()) return "a character device";
+  if (stats.isBlockDevice()) return "a block device";
+  return "not a regular file";
+}
+
+function errnoText(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
+}

@@ -1,5 +1,5 @@
 import type { Scope } from "@insomnia/scope";
-import { mkdirSync, rmdirSync } from "node:fs";
+import { lstatSync, mkdirSync, rmdirSync } from "node:fs";
 import * as path from "node:path";
 import {
   ChangedDuringCall,
@@ -173,6 +173,8 @@ export function failure(ctx: CallContext, at: string, error: unknown, what: stri
     case "ENOENT":
       return new FsToolsError("NOT_FOUND", `${ctx.tool}: ${what} ${at} does not exist`, options);
     case "ENOTDIR":
+      // O_NOFOLLOW|O_DIRECTORY on a symlink fails with ENOTDIR: a directory became a link.
+      if (isSymlink(at)) return failure(ctx, at, Object.assign(new Error("ELOOP"), { code: "ELOOP" }), what);
       return new FsToolsError("NOT_A_DIRECTORY", `${ctx.tool}: ${what} ${at} is not a directory`, options);
     case "ELOOP":
       return new FsToolsError(
@@ -189,5 +191,13 @@ export function failure(ctx: CallContext, at: string, error: unknown, what: stri
         `${ctx.tool}: cannot use ${at}: ${error instanceof Error ? error.message : String(error)}`,
         options,
       );
+  }
+}
+
+function isSymlink(at: string): boolean {
+  try {
+    return lstatSync(at).isSymbolicLink();
+  } catch {
+    return false;
   }
 }

@@ -37,11 +37,17 @@ export function requireListable(scope: Scope, tool: string, asked: string, dir: 
   requirePermission(scope, tool, asked, dir, "read");
   const child = scope.explain(path.join(dir, ANY_CHILD));
   if (granted(child, "read")) return;
-  const rule = child.deny ?? nonRecursiveRuleAbove(scope, dir);
+  if (child.path === undefined || path.dirname(child.path) !== dir) {
+    throw new FsToolsError(
+      "CHANGED",
+      `${tool} refused ${shown(asked, dir)}: it was replaced by a symbolic link during the call (it now leads to ${child.path === undefined ? "a path that cannot be resolved" : path.dirname(child.path)}); nothing was listed; try again`,
+      { tool, path: dir },
+    );
+  }
   const why =
     child.deny !== undefined
       ? `its entries are denied by ${describeRule(child.deny)}`
-      : `the rule that covers it is non-recursive (it covers ${rule ?? "its target"} and that directory's direct children only, not the entries of ${dir})`;
+      : `the rule that covers it is non-recursive (it covers ${nonRecursiveRuleAbove(scope, child.path) ?? "its target"} and that directory's direct children only, not the entries of ${dir})`;
   throw new FsToolsError("OUTSIDE_SCOPE", `${tool} refused ${shown(asked, dir)}: ${why}; nothing was listed`, {
     tool,
     path: dir,

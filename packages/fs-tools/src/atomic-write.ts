@@ -47,7 +47,7 @@ export async function atomicWrite(ctx: CallContext, located: Located, bytes: Buf
   }
   const tempName = `.${located.name.slice(0, 64)}.${randomBytes(6).toString("hex")}.tmp`;
   // The temp file is a sibling of the target: the scope must allow writing it as well.
-  requirePermission(ctx.scope, ctx.tool, ctx.asked, `${located.dir.real}/${tempName}`, "write");
+  requirePermission(ctx.scope, ctx.tool, ctx.asked, `${located.dir.real}/${tempName}`, "write", true);
   const temp = entryPath(located.dir, tempName);
   let fd: number | undefined;
   let renamed = false;

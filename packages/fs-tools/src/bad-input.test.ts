@@ -23,7 +23,7 @@ beforeEach(() => {
   repo = box.dir("repo");
   outside = box.dir("outside");
   box.write("outside/secret.txt", `${SECRET}\n`);
-  box.dir("outside/dir");
+  box.write("outside/dir/x.txt", `${SECRET} in a directory\n`);
   box.write("repo/inside.txt", "inside\n");
   box.dir("repo/sub");
   before = snapshot(outside);
@@ -100,9 +100,16 @@ describe("bad input, Part 2: a file tool asked for a path outside the scope", ()
       ["write_file", { path: "swap/secret.txt", content: "pwned" }, 1],
       ["write_file", { path: "swap/deeper/new.txt", content: "pwned" }, 1],
       ["edit_file", { path: "swap/secret.txt", old_string: "decoy", new_string: "pwned" }, 1],
+      // An inner directory: the open follows the swapped link, the descriptor's real path gives it away.
+      ["read_file", { path: "swap/dir/x.txt" }, 1],
+      ["list_dir", { path: "swap/dir" }, 1],
+      ["write_file", { path: "swap/dir/x.txt", content: "pwned" }, 1],
+      ["write_file", { path: "swap/dir/new/deeper.txt", content: "pwned" }, 1],
+      ["edit_file", { path: "swap/dir/x.txt", old_string: "decoy", new_string: "pwned" }, 1],
     ];
     for (const [name, input, when] of cases) {
       box.write("repo/swap/secret.txt", "decoy\n");
+      box.write("repo/swap/dir/x.txt", "decoy\n");
       const hooked = scopeWithHook(scope, when, () => {
         renameSync(swap, join(repo, "parked"));
         symlinkSync(outside, swap);
@@ -110,7 +117,11 @@ describe("bad input, Part 2: a file tool asked for a path outside the scope", ()
       const result = await serverFor(hooked).call({ id: "1", name, input });
       expect(result.isError, `${name} ${JSON.stringify(input)} at check ${when}: ${result.content}`).toBe(true);
       expect(result.content).not.toContain(SECRET);
-      expect(result.content, result.content).toMatch(/outside the scope|symbolic link during the call/);
+      const inner = JSON.stringify(input).includes("swap/dir");
+      // The link itself is caught by O_NOFOLLOW; a directory reached through it by the descriptor's real path.
+      expect(result.content, result.content).toMatch(
+        inner ? /\(.*\/outside\/dir.*\): it is outside the scope/ : /symbolic link during the call/,
+      );
       expect(changes(before, snapshot(outside))).toEqual([]);
       unlinkSync(swap);
       renameSync(join(repo, "parked"), swap);

@@ -4,7 +4,7 @@ import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { closeQuietly, dirPath, entryPath, errnoOf, kindOf, type OpenDir, openDir } from "./descriptor.ts";
 import type { FsToolsLimits } from "./limits.ts";
 import { type CallContext, failure } from "./locate.ts";
-import { absoluteInput, requireListable, requirePermission } from "./scope-check.ts";
+import { absoluteInput, requireListable } from "./scope-check.ts";
 import { checkInput } from "./tool-input.ts";
 
 function compareCodeUnits(a: string, b: string): number {
@@ -27,8 +27,7 @@ export function listDirTool(scope: Scope, limits: FsToolsLimits): Tool {
     execute: (raw: unknown) => {
       const input = checkInput<{ path: string }>("list_dir", raw, { path: { type: "path", required: true } });
       const ctx: CallContext = { scope, tool: "list_dir", asked: input.path };
-      const canonical = requirePermission(scope, ctx.tool, ctx.asked, absoluteInput(scope, input.path), "read");
-      requireListable(scope, ctx.tool, ctx.asked, canonical);
+      const canonical = requireListable(scope, ctx.tool, ctx.asked, absoluteInput(scope, input.path));
       let dir: OpenDir;
       try {
         dir = openDir(canonical);
@@ -37,7 +36,7 @@ export function listDirTool(scope: Scope, limits: FsToolsLimits): Tool {
       }
       try {
         // Judged again where the descriptor really is: a swapped symlink on the way shows here.
-        requireListable(scope, ctx.tool, ctx.asked, dir.real);
+        requireListable(scope, ctx.tool, ctx.asked, dir.real, true);
         return listing(dir, limits.maxEntries);
       } catch (error) {
         throw failure(ctx, dir.real, error, "the directory");

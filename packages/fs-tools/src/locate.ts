@@ -70,7 +70,7 @@ export function locate(ctx: CallContext, canonical: string, need: Need, create: 
   }
   const real = path.join(dir.real, name);
   try {
-    requirePermission(ctx.scope, ctx.tool, ctx.asked, real, need);
+    requirePermission(ctx.scope, ctx.tool, ctx.asked, real, need, true);
   } catch (error) {
     abandon({ dir, name, path: real, created });
     throw error;
@@ -127,7 +127,7 @@ function createParents(
     let at = base.real;
     for (const segment of [...missing, name]) {
       at = path.join(at, segment);
-      requirePermission(ctx.scope, ctx.tool, ctx.asked, at, "write");
+      requirePermission(ctx.scope, ctx.tool, ctx.asked, at, "write", true);
     }
   } catch (error) {
     closeQuietly(base.fd);

@@ -17,10 +17,18 @@ export function absoluteInput(scope: Scope, input: string): string {
 /**
  * Checks that `target` (absolute) allows `need`, and returns its canonical path; otherwise
  * throws the refusal the model reads, naming the path and the rule. `asked` is the path as
- * the model wrote it, shown when it differs.
+ * the model wrote it, shown when it differs. `resolved`: `target` was read back from an open
+ * descriptor (or built from one plus a plain name) and is matched as it is, never resolved again.
  */
-export function requirePermission(scope: Scope, tool: string, asked: string, target: string, need: Need): string {
-  const explanation = scope.explain(target);
+export function requirePermission(
+  scope: Scope,
+  tool: string,
+  asked: string,
+  target: string,
+  need: Need,
+  resolved = false,
+): string {
+  const explanation = scope.explain(target, { resolved });
   if (explanation.path === undefined) {
     throw new FsToolsError(
       "OUTSIDE_SCOPE",
@@ -32,25 +40,22 @@ export function requirePermission(scope: Scope, tool: string, asked: string, tar
   throw refusal(scope, tool, asked, explanation);
 }
 
-/** The same check for a directory whose entries a listing reveals: the directory's children must be readable too. */
-export function requireListable(scope: Scope, tool: string, asked: string, dir: string): void {
-  requirePermission(scope, tool, asked, dir, "read");
-  const child = scope.explain(path.join(dir, ANY_CHILD));
-  if (granted(child, "read")) return;
-  if (child.path === undefined || path.dirname(child.path) !== dir) {
-    throw new FsToolsError(
-      "CHANGED",
-      `${tool} refused ${shown(asked, dir)}: it was replaced by a symbolic link during the call (it now leads to ${child.path === undefined ? "a path that cannot be resolved" : path.dirname(child.path)}); nothing was listed; try again`,
-      { tool, path: dir },
-    );
-  }
+/**
+ * The same check for a directory whose entries a listing reveals: the directory's children
+ * must be readable too (a non-recursive rule covers its target's direct children, not theirs).
+ * Returns the directory's canonical path.
+ */
+export function requireListable(scope: Scope, tool: string, asked: string, dir: string, resolved = false): string {
+  const canonical = requirePermission(scope, tool, asked, dir, "read", resolved);
+  const child = scope.explain(path.join(canonical, ANY_CHILD), { resolved: true });
+  if (granted(child, "read")) return canonical;
   const why =
     child.deny !== undefined
       ? `its entries are denied by ${describeRule(child.deny)}`
-      : `the rule that covers it is non-recursive (it covers ${nonRecursiveRuleAbove(scope, child.path) ?? "its target"} and that directory's direct children only, not the entries of ${dir})`;
-  throw new FsToolsError("OUTSIDE_SCOPE", `${tool} refused ${shown(asked, dir)}: ${why}; nothing was listed`, {
+      : `the rule that covers it is non-recursive (it covers ${nonRecursiveRuleAbove(scope, canonical) ?? "its target"} and that directory's direct children only, not the entries of ${canonical})`;
+  throw new FsToolsError("OUTSIDE_SCOPE", `${tool} refused ${shown(asked, canonical)}: ${why}; nothing was listed`, {
     tool,
-    path: dir,
+    path: canonical,
     ...(child.deny === undefined ? {} : { rule: child.deny.location }),
   });
 }

@@ -426,3 +426,16 @@ describe("explain", () => {
     expect(scope.permissionAt("repo/src/deep")).toBe("none");
   });
 });
+
+describe("explain resolved", () => {
+  test("explain_resolved_matches_the_path_as_written_without_following_links", () => {
+    symlinkSync(join(root, "outside"), join(root, "repo", "out-link"));
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write" }] }, root);
+    // Resolved: the link is a name inside repo; unresolved: it leads outside.
+    expect(scope.explain(join(root, "repo", "out-link", "secret"), { resolved: true }).permission).toBe("write");
+    expect(scope.explain(join(root, "repo", "out-link", "secret")).permission).toBe("none");
+    expect(scope.explain("repo/src", { resolved: true })).toEqual({ permission: "none" });
+    expect(scope.explain(`${root}/repo/../outside`, { resolved: true })).toEqual({ permission: "none" });
+    expect(scope.explain(`${root}/repo/./x`, { resolved: true })).toEqual({ permission: "none" });
+  });
+});

@@ -1,3 +1,4 @@
+import { isAbsolute, sep } from "node:path";
 import { canonicalPath } from "./canonical-path.ts";
 import { isWithin, segmentsOf } from "./path-match.ts";
 import { compileConfig } from "./scope-config.ts";
@@ -31,6 +32,12 @@ export interface PermissionExplanation {
   readonly allow?: ScopeRuleRef;
   /** The deny rule that lowered the permission; absent when none did. */
   readonly deny?: ScopeRuleRef;
+}
+
+/** Options of {@link Scope.explain}. */
+export interface ExplainOptions {
+  /** The path is absolute and canonical already: match it without resolving it again. */
+  readonly resolved?: boolean | undefined;
 }
 
 const RANK = { none: 0, read: 1, write: 2 } as const satisfies Record<Permission, number>;
@@ -90,13 +97,15 @@ export class Scope {
    * The permission at `path` with the rules that decided it: the canonical path, the
    * allow rule that granted the most (first declared on a tie) and the deny rule that
    * capped it (the first one that capped it most). Never throws; `path` is undefined when
-   * the query cannot be resolved.
+   * the query cannot be resolved. With `resolved`, `path` is taken as already canonical (a
+   * path the kernel reported for an open descriptor) and matched as it is, without touching
+   * the file system; a relative path or one with `.`/`..` segments is then "none".
    */
-  explain(path: string): PermissionExplanation {
+  explain(path: string, options: ExplainOptions = {}): PermissionExplanation {
     let canonical: string;
     let segments: readonly string[];
     try {
-      canonical = canonicalPath(path, this.base);
+      canonical = options.resolved === true ? checkResolved(path) : canonicalPath(path, this.base);
       segments = segmentsOf(canonical);
     } catch {
       return { permission: "none" };
@@ -154,6 +163,12 @@ export class Scope {
     }
     return cap;
   }
+}
+
+function checkResolved(path: string): string {
+  if (typeof path !== "string" || path.includes("\0") || !isAbsolute(path)) throw new Error("not a resolved path");
+  if (path.split(sep).some((segment) => segment === "." || segment === "..")) throw new Error("not a resolved path");
+  return path;
 }
 
 function ruleRef(rule: CompiledRule): ScopeRuleRef {

@@ -84,8 +84,8 @@ export function scopeWithHook(scope: Scope, when: number, hook: () => void): Sco
     readable: scope.readable,
     writable: scope.writable,
     permissionAt: (p: string) => scope.permissionAt(p),
-    explain: (p: string) => {
-      const answer = scope.explain(p);
+    explain: (p: string, options?: { resolved?: boolean }) => {
+      const answer = scope.explain(p, options);
       calls += 1;
       if (calls === when) hook();
       return answer;

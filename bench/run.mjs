@@ -17,6 +17,7 @@ const BENCHES = [
   { file: "shared-template.mjs", needs: ["pod", "manifest", "worker", "template", "prompt-loader"] },
   { file: "cli-cold.mjs", needs: ["cli"], entry: "bin.js" },
   { file: "segment-log.mjs", needs: ["pod", "worker"] },
+  { file: "fs-tools.mjs", needs: ["fs-tools", "scope"] },
 ];
 
 const filters = process.argv.slice(2);

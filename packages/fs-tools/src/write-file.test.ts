@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { Scope } from "@insomnia/scope";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { type Box, byName, makeBox, outcome, scopeWithHook, toolsFor } from "./__fixtures__/tree.ts";
+import { snapshot } from "./__fixtures__/watch.ts";
 import { fsTools } from "./fs-tools.ts";
 
 let box: Box;
@@ -22,9 +23,9 @@ afterEach(() => box.remove());
 
 const writeAll = { allow: [{ target: ".", permission: "write" as const }] };
 
-/** Every name below `dir`, recursively, sorted. */
+/** Every name below `dir`, recursively, sorted (links are not followed). */
 function tree(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" }).sort();
+  return [...snapshot(dir).keys()].filter((name) => name !== "").sort();
 }
 
 describe("write_file", () => {

@@ -30,8 +30,7 @@ export default async function run(log) {
       const file = join(dir, `read-${size}.txt`);
       writeFileSync(file, text(size));
       const check = await tools.read_file.execute({ path: file });
-      if (!check.endsWith("// a line of code\n") && !check.includes("// a line"))
-        throw new Error("read_file returned something else");
+      if (check !== readFileSync(file, "utf8")) throw new Error("read_file returned something else than the file");
       log(`read_file of ${fmtBytes(size)}`);
       const timing = await compare(
         {
@@ -43,7 +42,7 @@ export default async function run(log) {
       );
       const ratio = timing.ours.ms / timing.readFile.ms;
       rows.push({
-        figure: `\`read_file\` of a ${fmtBytes(size)} text file (whole file, numbered lines)`,
+        figure: `\`read_file\` of a ${fmtBytes(size)} text file (whole file)`,
         ours: fmtMs(timing.ours.ms),
         reference: `\`fs.promises.readFile(file, "utf8")\`: ${fmtMs(timing.readFile.ms)}`,
         ratio: fmtRatio(ratio),
@@ -110,7 +109,7 @@ export default async function run(log) {
       rows,
       notes: [
         "Files live in the OS temp directory; fsync costs whatever that file system charges, on both sides alike.",
-        "`read_file` returns `cat -n` style numbered lines, so it builds a larger string than `readFile`; the limits are raised so it returns the whole file.",
+        "The limits are raised so `read_file` returns the whole file, as `readFile` does (it checks that it did).",
         "`write_file` also fsyncs the directory after the rename (without it a crash can lose the rename); the reference required by the goal does not, the context row shows one that does.",
       ],
     });

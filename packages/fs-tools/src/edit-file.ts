@@ -22,7 +22,7 @@ export function editFileTool(scope: Scope, limits: FsToolsLimits): Tool {
   return {
     name: "edit_file",
     description:
-      "Replaces exactly one occurrence of `old_string` in a UTF-8 text file with `new_string` and writes the file back atomically. `old_string` must match the file byte for byte (whitespace and indentation included, without read_file's line-number prefixes) and occur exactly once: include enough surrounding lines to make it unique. `path` is absolute or relative to the working directory; only writable paths can be edited.",
+      "Replaces exactly one occurrence of `old_string` in a UTF-8 text file with `new_string` and writes the file back atomically. `old_string` must match the file byte for byte (whitespace and indentation included; read_file shows the text exactly as it is) and occur exactly once: include enough surrounding lines to make it unique. `path` is absolute or relative to the working directory; only writable paths can be edited.",
     inputSchema: {
       type: "object",
       properties: {

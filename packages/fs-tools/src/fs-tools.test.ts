@@ -71,7 +71,7 @@ describe("fsTools", () => {
       role: "tool",
       toolCallId: "1",
       name: "read_file",
-      content: "     1\thello\n",
+      content: "hello\n",
     });
     const refused = await server.call({ id: "2", name: "write_file", input: { path: "a.txt", content: "x" } });
     expect(refused.isError).toBe(true);

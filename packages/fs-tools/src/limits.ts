@@ -6,8 +6,6 @@ export interface FsToolsLimits {
   readonly maxOutputBytes: number;
   /** Lines read_file returns when the call gives no `limit` (default 2000). */
   readonly defaultLineLimit: number;
-  /** Characters of one line read_file shows; the rest is replaced by a note (default 2000). */
-  readonly maxLineLength: number;
   /** Entries list_dir shows (default 1000). */
   readonly maxEntries: number;
   /** Bytes write_file and edit_file write at most (default 10 MiB). */
@@ -19,7 +17,6 @@ export const DEFAULT_LIMITS: FsToolsLimits = Object.freeze({
   maxFileBytes: 10 * 1024 * 1024,
   maxOutputBytes: 256 * 1024,
   defaultLineLimit: 2000,
-  maxLineLength: 2000,
   maxEntries: 1000,
   maxWriteBytes: 10 * 1024 * 1024,
 });

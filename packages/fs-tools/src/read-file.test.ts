@@ -10,19 +10,20 @@ afterEach(() => box.remove());
 const readAll = { allow: [{ target: ".", permission: "read" as const }] };
 
 describe("read_file", () => {
-  test("read_file_numbers_lines_from_one", async () => {
-    box.write("a.txt", "one\ntwo\nthree\n");
+  test("read_file_returns_the_text_as_it_is", async () => {
+    box.write("a.txt", "one\n  two\tx\nthree\n");
     const { read_file } = toolsFor(readAll, box.root);
-    expect(await read_file!.execute({ path: "a.txt" })).toBe("     1\tone\n     2\ttwo\n     3\tthree\n");
+    expect(await read_file!.execute({ path: "a.txt" })).toBe("one\n  two\tx\nthree\n");
   });
 
   test("read_file_offset_and_limit_pick_lines_and_say_how_to_go_on", async () => {
     box.write("a.txt", "1\n2\n3\n4\n5");
     const { read_file } = toolsFor(readAll, box.root);
     expect(await read_file!.execute({ path: "a.txt", offset: 2, limit: 2 })).toBe(
-      "     2\t2\n     3\t3\n[truncated: showed lines 2-3; more lines follow: call read_file with offset 4]",
+      "2\n3\n[truncated: showed lines 2-3; more lines follow: call read_file with offset 4]",
     );
-    expect(await read_file!.execute({ path: "a.txt", offset: 5 })).toBe("     5\t5\n");
+    expect(await read_file!.execute({ path: "a.txt", offset: 5 })).toBe("5");
+    expect(await read_file!.execute({ path: "a.txt", offset: 4, limit: 2 })).toBe("4\n5");
     expect(await read_file!.execute({ path: "a.txt", offset: 9 })).toBe(
       `[${box.root}/a.txt has 5 lines; offset 9 is past the end]`,
     );
@@ -32,32 +33,25 @@ describe("read_file", () => {
     box.write("many.txt", Array.from({ length: 30 }, (_, i) => `l${i + 1}`).join("\n"));
     const { read_file } = toolsFor(readAll, box.root, { defaultLineLimit: 10 });
     const text = await read_file!.execute({ path: "many.txt" });
-    expect(text.split("\n").length).toBe(11);
-    expect(text.endsWith("[truncated: showed lines 1-10; more lines follow: call read_file with offset 11]")).toBe(
-      true,
+    expect(text).toBe(
+      `${Array.from({ length: 10 }, (_, i) => `l${i + 1}\n`).join("")}[truncated: showed lines 1-10; more lines follow: call read_file with offset 11]`,
     );
   });
 
   test("read_file_output_cap_cuts_at_a_line_with_a_note", async () => {
     box.write("big.txt", `${"x".repeat(50)}\n`.repeat(100));
     const { read_file } = toolsFor(readAll, box.root, { maxOutputBytes: 200 });
-    const text = await read_file!.execute({ path: "big.txt" });
-    expect(text).toBe(
-      `${"x".repeat(50)}\n`
-        .repeat(3)
-        .split("\n")
-        .slice(0, 3)
-        .map((l, i) => `${String(i + 1).padStart(6)}\t${l}\n`)
-        .join("") +
-        "[truncated: output limit of 200 bytes reached after line 3; call read_file with offset 4 to read on]",
+    expect(await read_file!.execute({ path: "big.txt" })).toBe(
+      `${`${"x".repeat(50)}\n`.repeat(3)}[truncated: output limit of 200 bytes reached after line 3; call read_file with offset 4 to read on]`,
     );
+    expect(await read_file!.execute({ path: "big.txt", offset: 99 })).toBe(`${"x".repeat(50)}\n`.repeat(2));
   });
 
-  test("read_file_long_line_is_cut_with_a_note", async () => {
-    box.write("long.txt", `${"a".repeat(30)}\nshort\n`);
-    const { read_file } = toolsFor(readAll, box.root, { maxLineLength: 10 });
+  test("read_file_line_longer_than_the_output_cap_shows_its_start_with_a_note", async () => {
+    box.write("long.txt", `${"é".repeat(30)}\nshort\n`);
+    const { read_file } = toolsFor(readAll, box.root, { maxOutputBytes: 11 });
     expect(await read_file!.execute({ path: "long.txt" })).toBe(
-      `     1\t${"a".repeat(10)}… [line truncated: 20 more characters]\n     2\tshort\n`,
+      `${"é".repeat(5)}\n[truncated: line 1 is longer than the output limit of 11 bytes; only its start is shown]`,
     );
   });
 
@@ -65,7 +59,7 @@ describe("read_file", () => {
     box.write("huge.txt", "abc\ndef\nghi\n");
     const { read_file } = toolsFor(readAll, box.root, { maxFileBytes: 6 });
     expect(await read_file!.execute({ path: "huge.txt" })).toBe(
-      `     1\tabc\n[truncated: ${box.root}/huge.txt is 12 bytes; read_file reads only its first 6 bytes]`,
+      `abc\n[truncated: ${box.root}/huge.txt is 12 bytes; read_file reads only its first 6 bytes]`,
     );
   });
 
@@ -73,7 +67,7 @@ describe("read_file", () => {
     box.write("utf.txt", "é\néé\n");
     const { read_file } = toolsFor(readAll, box.root, { maxFileBytes: 4 });
     expect(await read_file!.execute({ path: "utf.txt" })).toBe(
-      `     1\té\n[truncated: ${box.root}/utf.txt is 8 bytes; read_file reads only its first 4 bytes]`,
+      `é\n[truncated: ${box.root}/utf.txt is 8 bytes; read_file reads only its first 4 bytes]`,
     );
   });
 
@@ -121,13 +115,13 @@ describe("read_file", () => {
     box.write("a/b.txt", "b\n");
     box.dir("c");
     const { read_file } = toolsFor(readAll, box.root);
-    expect(await read_file!.execute({ path: `${box.root}/a/b.txt` })).toBe("     1\tb\n");
-    expect(await read_file!.execute({ path: "c/../a/./b.txt" })).toBe("     1\tb\n");
+    expect(await read_file!.execute({ path: `${box.root}/a/b.txt` })).toBe("b\n");
+    expect(await read_file!.execute({ path: "c/../a/./b.txt" })).toBe("b\n");
   });
 
   test("read_file_keeps_carriage_returns_and_a_missing_final_newline", async () => {
     box.write("crlf.txt", "a\r\nb");
     const { read_file } = toolsFor(readAll, box.root);
-    expect(await read_file!.execute({ path: "crlf.txt" })).toBe("     1\ta\r\n     2\tb\n");
+    expect(await read_file!.execute({ path: "crlf.txt" })).toBe("a\r\nb");
   });
 });

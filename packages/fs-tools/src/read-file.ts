@@ -4,7 +4,7 @@ import { FsToolsError } from "./fs-tools-error.ts";
 import type { FsToolsLimits } from "./limits.ts";
 import { type CallContext, locate, release } from "./locate.ts";
 import { absoluteInput, requirePermission, shown } from "./scope-check.ts";
-import { decodeText, readChecked } from "./text-file.ts";
+import { completeUtf8Length, readChecked, textBytes } from "./text-file.ts";
 import { checkInput } from "./tool-input.ts";
 
 interface ReadFileInput {
@@ -17,7 +17,7 @@ interface ReadFileInput {
 export function readFileTool(scope: Scope, limits: FsToolsLimits): Tool {
   return {
     name: "read_file",
-    description: `Reads a UTF-8 text file and returns its lines numbered from 1 ("     1\\tfirst line"). \`path\` is absolute or relative to the working directory. \`offset\` is the first line to show (default 1), \`limit\` how many lines (default ${limits.defaultLineLimit}). Long output is cut with a note that says how to read on. Only paths the working boundaries make readable can be read; binary files are refused.`,
+    description: `Reads a UTF-8 text file and returns its text exactly as it is in the file (no line numbers, so it can be copied into edit_file). \`path\` is absolute or relative to the working directory. \`offset\` is the first line to return, counting from 1 (default 1), \`limit\` how many lines (default ${limits.defaultLineLimit}). When something is left out, a note in square brackets after the text says what and how to read on. Only paths the working boundaries make readable can be read; binary files are refused.`,
     inputSchema: {
       type: "object",
       properties: {
@@ -45,8 +45,8 @@ export function readFileTool(scope: Scope, limits: FsToolsLimits): Tool {
             path: located.path,
           });
         }
-        const text = decodeText(ctx, located.path, file.bytes, file.cut);
-        return formatLines(text, located.path, input.offset ?? 1, input.limit ?? limits.defaultLineLimit, limits, file);
+        const text = textBytes(ctx, located.path, file.bytes, file.cut);
+        return selectLines(text, located.path, input.offset ?? 1, input.limit ?? limits.defaultLineLimit, limits, file);
       } finally {
         release(located);
       }
@@ -54,57 +54,75 @@ export function readFileTool(scope: Scope, limits: FsToolsLimits): Tool {
   };
 }
 
-/** `cat -n` style lines from `offset`, cut at `limit` lines, `maxOutputBytes` and `maxLineLength`, with notes. */
-function formatLines(
-  text: string,
+const NEWLINE = 0x0a;
+
+/** Where the `count`-th newline after `from` ends (the start of the next line), or -1 when there are fewer before `end`. */
+function afterLines(bytes: Buffer, from: number, count: number, end: number): number {
+  let pos = from;
+  for (let n = 0; n < count; n += 1) {
+    const nl = bytes.indexOf(NEWLINE, pos);
+    if (nl === -1 || nl >= end) return -1;
+    pos = nl + 1;
+  }
+  return pos;
+}
+
+/** Lines in `bytes[from, to)`: newlines, plus one for a last line without its newline. */
+function countLines(bytes: Buffer, from: number, to: number): number {
+  let lines = 0;
+  for (let nl = bytes.indexOf(NEWLINE, from); nl !== -1 && nl < to; nl = bytes.indexOf(NEWLINE, nl + 1)) lines += 1;
+  return to > from && bytes[to - 1] !== NEWLINE ? lines + 1 : lines;
+}
+
+/**
+ * The text of lines `offset` … `offset + limit - 1`, exactly as in the file, cut at
+ * `maxOutputBytes` on a line boundary, with a note in brackets after it whenever something
+ * was left out. A whole file that fits is one slice and one decode: no per-line work.
+ */
+function selectLines(
+  bytes: Buffer,
   at: string,
   offset: number,
   limit: number,
   limits: FsToolsLimits,
   file: { size: number; cut: boolean; bytes: Buffer },
 ): string {
-  if (text === "") return file.cut ? `[${at}: the first ${file.bytes.length} bytes hold no text]` : `[${at} is empty]`;
+  if (bytes.length === 0)
+    return file.cut ? `[${at}: the first ${file.bytes.length} bytes hold no text]` : `[${at} is empty]`;
   // A file cut at the byte cap ends inside a line: that partial line is left out.
-  const end = file.cut ? text.lastIndexOf("\n") + 1 : text.length;
-  let pos = 0;
-  let line = 1;
-  while (line < offset && pos < end) {
-    const nl = text.indexOf("\n", pos);
-    pos = nl === -1 || nl >= end ? end : nl + 1;
-    line += 1;
-  }
-  if (pos >= end) {
-    const count = line - 1;
+  const end = file.cut ? bytes.lastIndexOf(NEWLINE) + 1 : bytes.length;
+  const start = offset === 1 ? 0 : afterLines(bytes, 0, offset - 1, end);
+  if (start === -1 || start >= end) {
+    const count = countLines(bytes, 0, end);
     return `[${at} has ${count} line${count === 1 ? "" : "s"}${file.cut ? " in its first readable part" : ""}; offset ${offset} is past the end]`;
   }
-  const parts: string[] = [];
-  let bytes = 0;
-  let emitted = 0;
-  let stop: string | undefined;
-  while (pos < end) {
-    if (emitted === limit) {
-      stop = `[truncated: showed lines ${offset}-${line - 1}; more lines follow: call read_file with offset ${line}]`;
-      break;
+  let stop = Math.min(end, start + limits.maxOutputBytes);
+  let byLimit = false;
+  // More lines than bytes is impossible, so a limit that large needs no counting.
+  if (limit <= stop - start) {
+    const afterLimit = afterLines(bytes, start, limit, stop);
+    if (afterLimit !== -1 && afterLimit < end) {
+      stop = afterLimit;
+      byLimit = true;
     }
-    const nl = text.indexOf("\n", pos);
-    const next = nl === -1 || nl >= end ? end : nl + 1;
-    let content = text.slice(pos, nl === -1 || nl >= end ? end : nl);
-    if (content.length > limits.maxLineLength) {
-      content = `${content.slice(0, limits.maxLineLength)}… [line truncated: ${content.length - limits.maxLineLength} more characters]`;
-    }
-    const formatted = `${String(line).padStart(6)}\t${content}\n`;
-    bytes += Buffer.byteLength(formatted);
-    if (bytes > limits.maxOutputBytes && emitted > 0) {
-      stop = `[truncated: output limit of ${limits.maxOutputBytes} bytes reached after line ${line - 1}; call read_file with offset ${line} to read on]`;
-      break;
-    }
-    parts.push(formatted);
-    emitted += 1;
-    line += 1;
-    pos = next;
   }
-  if (stop === undefined && file.cut) {
-    stop = `[truncated: ${at} is ${file.size} bytes; read_file reads only its first ${file.bytes.length} bytes]`;
+  let note: string | undefined;
+  if (byLimit) {
+    note = `[truncated: showed lines ${offset}-${offset + limit - 1}; more lines follow: call read_file with offset ${offset + limit}]`;
+  } else if (stop < end) {
+    const lineEnd = bytes.lastIndexOf(NEWLINE, stop - 1) + 1;
+    if (lineEnd > start) {
+      stop = lineEnd;
+      const last = offset + countLines(bytes, start, stop) - 1;
+      note = `[truncated: output limit of ${limits.maxOutputBytes} bytes reached after line ${last}; call read_file with offset ${last + 1} to read on]`;
+    } else {
+      stop = start + completeUtf8Length(bytes.subarray(start, stop));
+      note = `[truncated: line ${offset} is longer than the output limit of ${limits.maxOutputBytes} bytes; only its start is shown]`;
+    }
+  } else if (file.cut) {
+    note = `[truncated: ${at} is ${file.size} bytes; read_file reads only its first ${file.bytes.length} bytes]`;
   }
-  return stop === undefined ? parts.join("") : `${parts.join("")}${stop}`;
+  const text = bytes.toString("utf8", start, stop);
+  if (note === undefined) return text;
+  return `${text}${text.endsWith("\n") ? "" : "\n"}${note}`;
 }

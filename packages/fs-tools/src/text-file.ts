@@ -91,11 +91,16 @@ function readUpTo(fd: number, sizeHint: number, maxBytes: number): { bytes: Buff
     : { bytes: buffer.subarray(0, length), cut: false };
 }
 
-/**
- * The bytes as text, or a NOT_TEXT refusal: a NUL byte means binary; anything but valid
- * UTF-8 is refused (a cut file may end inside a character: those last bytes are dropped).
- */
+/** The bytes as text, or a NOT_TEXT refusal (see {@link textBytes}). */
 export function decodeText(ctx: CallContext, at: string, bytes: Buffer, cut: boolean): string {
+  return textBytes(ctx, at, bytes, cut).toString("utf8");
+}
+
+/**
+ * The bytes, checked to be text, or a NOT_TEXT refusal: a NUL byte means binary; anything but
+ * valid UTF-8 is refused (a cut file may end inside a character: those last bytes are dropped).
+ */
+export function textBytes(ctx: CallContext, at: string, bytes: Buffer, cut: boolean): Buffer {
   const nul = bytes.indexOf(0);
   if (nul !== -1) {
     throw new FsToolsError(
@@ -104,8 +109,7 @@ export function decodeText(ctx: CallContext, at: string, bytes: Buffer, cut: boo
       { tool: ctx.tool, path: at },
     );
   }
-  let usable = bytes;
-  if (cut) usable = bytes.subarray(0, completeUtf8Length(bytes));
+  const usable = cut ? bytes.subarray(0, completeUtf8Length(bytes)) : bytes;
   if (!isUtf8(usable)) {
     throw new FsToolsError(
       "NOT_TEXT",
@@ -113,11 +117,11 @@ export function decodeText(ctx: CallContext, at: string, bytes: Buffer, cut: boo
       { tool: ctx.tool, path: at },
     );
   }
-  return usable.toString("utf8");
+  return usable;
 }
 
 /** Length of `bytes` without a trailing incomplete UTF-8 sequence (at most 3 bytes are dropped). */
-function completeUtf8Length(bytes: Buffer): number {
+export function completeUtf8Length(bytes: Buffer): number {
   let i = bytes.length - 1;
   let continuation = 0;
   while (i >= 0 && continuation < 3 && (bytes[i]! & 0xc0) === 0x80) {

@@ -307,6 +307,9 @@ describe("hostile file tool calls with a concurrent symlink swapper", () => {
     expect(leftovers).toEqual([]);
     // The suite is not vacuous: calls succeeded, and the scope refused many for each reason.
     const tally = `${ok} succeeded; refused: ${JSON.stringify(Object.fromEntries([...codes].sort()))}`;
+    console.log(
+      `[hostile-input] @insomnia/fs-tools: ${CALLS} calls in ${STREAMS} streams beside a symlink swapper; ${tally}; 0 reads or writes outside the scope`,
+    );
     if (process.env["FS_TOOLS_HOSTILE_DUMP"]) writeFileSync(`${process.env["FS_TOOLS_HOSTILE_DUMP"]}.tally`, tally);
     expect(ok, tally).toBeGreaterThan(CALLS / 20);
     expect(codes.get("OUTSIDE_SCOPE") ?? 0, tally).toBeGreaterThan(CALLS / 20);

@@ -4,7 +4,7 @@ import { FsToolsError } from "./fs-tools-error.ts";
 import type { FsToolsLimits } from "./limits.ts";
 import { type CallContext, locate, release } from "./locate.ts";
 import { absoluteInput, requirePermission, shown } from "./scope-check.ts";
-import { completeUtf8Length, readChecked, textBytes } from "./text-file.ts";
+import { completeUtf8Length, readChecked, textBytes, utf8Text } from "./text-file.ts";
 import { checkInput } from "./tool-input.ts";
 
 interface ReadFileInput {
@@ -122,7 +122,7 @@ function selectLines(
   } else if (file.cut) {
     note = `[truncated: ${at} is ${file.size} bytes; read_file reads only its first ${file.bytes.length} bytes]`;
   }
-  const text = bytes.toString("utf8", start, stop);
+  const text = utf8Text(bytes.subarray(start, stop));
   if (note === undefined) return text;
   return `${text}${text.endsWith("\n") ? "" : "\n"}${note}`;
 }

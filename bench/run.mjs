@@ -20,6 +20,7 @@ const BENCHES = [
   { file: "pod-run.mjs", needs: ["ai-sdk", "pod", "worker", "manifest", "cli"] },
   { file: "segment-store-postgres.mjs", needs: ["segment-store-postgres"] },
   { file: "skills.mjs", needs: ["skills", "manifest", "cli"] },
+  { file: "fs-tools.mjs", needs: ["fs-tools", "scope"] },
 ];
 
 const filters = process.argv.slice(2);

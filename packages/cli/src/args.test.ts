@@ -46,10 +46,10 @@ describe("parseInvocation", () => {
     });
   });
 
-  test("defaults_are_no_tools_no_overlays_real_clock", () => {
+  test("defaults_are_manifest_tools_no_overlays_real_clock", () => {
     expect(parseInvocation(["prompt"])).toEqual({
       command: "prompt",
-      options: { overlays: [], tools: [], explain: false, json: false },
+      options: { overlays: [], explain: false, json: false },
     });
     expect(parseInvocation(["check"])).toEqual({ command: "check", options: { overlays: [], json: false } });
     expect(parseInvocation(["init", "--force"])).toEqual({ command: "init", options: { force: true } });

@@ -82,8 +82,8 @@ export interface ManifestOptions {
 
 /** Options of `pod prompt`. */
 export interface PromptOptions extends ManifestOptions {
-  /** Tool names the template sees (`--tool`, repeatable). */
-  tools: string[];
+  /** Tool names the template sees (`--tool`, repeatable); absent: the manifest's `worker.tools`. */
+  tools?: string[];
   /** Fixed date and time (`--now`); the real clock when absent. */
   now?: Date;
   /** Print the source/section map instead of the prompt. */
@@ -238,11 +238,15 @@ export function parseInvocation(argv: readonly string[]): Invocation {
         options: withDefined<PromptOptions>(
           {
             overlays: values.overlay ?? [],
-            tools: [...new Set(values.tool ?? [])],
             explain: values.explain === true,
             json: values.json === true,
           },
-          { cwd: values.cwd, manifest: values.manifest, now },
+          {
+            cwd: values.cwd,
+            manifest: values.manifest,
+            now,
+            tools: values.tool === undefined ? undefined : [...new Set(values.tool)],
+          },
         ),
       };
     }

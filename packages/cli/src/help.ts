@@ -47,7 +47,8 @@ byte for byte (no newline is added).
 
 Flags:
 ${MANIFEST_FLAGS}
-  --tool NAME        a tool name the template sees in {{tools}} (repeatable; default: none)
+  --tool NAME        a tool name the template sees in {{tools}} (repeatable; default: the
+                     manifest's worker.tools)
   --now RFC3339      fix the date and time, e.g. --now 2026-01-02T03:04:05Z (default: the clock)
   --explain          print a map instead: source files, section sizes in bytes and
                      tokens (o200k_base), total, the skills (listed, hidden, left

@@ -2,8 +2,9 @@ import { formatKey, pathKey } from "./issue.ts";
 import type { Issue, PathSegments } from "./issue.ts";
 import type { PositionMap } from "./safe-yaml.ts";
 import { valibot } from "./lazy-dependencies.ts";
-import { knownKeysAt, layerSchema } from "./schema.ts";
 import { didYouMean } from "@insomnia/errors";
+import { WORKER_TOOL_NAMES } from "./defaults.ts";
+import { knownKeysAt, layerSchema, TOOL_NAME_PHRASE } from "./schema.ts";
 import type { PartialManifest } from "./types.ts";
 
 /** Message for a manifest that still carries the removed `worker.system_prompt`. */
@@ -46,6 +47,10 @@ export function checkLayerValue(
       }
       continue;
     }
+    if (issue.message === TOOL_NAME_PHRASE && typeof issue.input === "string") {
+      issues.push(unknownToolIssue(issue.input, segments, positions));
+      continue;
+    }
     issues.push({
       code: "INVALID_VALUE",
       detail: `${formatKey(segments) || "the manifest"} must be ${issue.message}, got ${describe(issue.input)}`,
@@ -54,6 +59,19 @@ export function checkLayerValue(
     });
   }
   return { value: undefined, issues };
+}
+
+/** `worker.tools[1]: unknown tool "read_fle" (did you mean "read_file"?)`. */
+function unknownToolIssue(name: string, segments: PathSegments, positions: PositionMap): Issue {
+  const suggestion = didYouMean(name, WORKER_TOOL_NAMES);
+  const hint = suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`;
+  return {
+    code: "INVALID_VALUE",
+    detail: `${formatKey(segments)} is ${describe(name)}, not a tool${hint}; the tools are ${WORKER_TOOL_NAMES.join(", ")} (write [] for none)`,
+    offset: positionOf(positions, segments, "value"),
+    key: formatKey(segments),
+    ...(suggestion === undefined ? {} : { suggestion }),
+  };
 }
 
 /** Every list in the layer at a place where the schema wants a mapping. */

@@ -13,6 +13,12 @@ export const DEFAULT_TEMPERATURE = 0;
 /** Default `skills.budget`: characters the skills listing of a prompt may take. */
 export const DEFAULT_SKILLS_BUDGET = 8000;
 
+/**
+ * The tools `worker.tools` may name (kept equal to `FS_TOOL_NAMES` of @insomnia/fs-tools by a
+ * repository test; the manifest cannot import it). Also the default when no layer sets the key.
+ */
+export const WORKER_TOOL_NAMES: readonly string[] = Object.freeze(["edit_file", "list_dir", "read_file", "write_file"]);
+
 /** Pod name used when `pod.pwd` has no basename (it is `/`). */
 export const DEFAULT_POD_NAME = "pod";
 

@@ -18,6 +18,7 @@ describe("docs/manifest.md", () => {
       max_tokens: 4096,
       max_turns: 20,
       temperature: 0.2,
+      tools: ["list_dir", "read_file"],
     });
     expect(manifest.scope.allow).toHaveLength(2);
     expect(manifest.scope.deny).toHaveLength(2);

@@ -7,6 +7,7 @@ export {
   DEFAULT_TEMPERATURE,
   MAX_MANIFEST_BYTES,
   PROJECT_MANIFEST_PATH,
+  WORKER_TOOL_NAMES,
 } from "./defaults.ts";
 export { loadManifest } from "./load-manifest.ts";
 export type { LoadedManifest, LoadManifestOptions } from "./load-manifest.ts";

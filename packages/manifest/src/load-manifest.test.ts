@@ -62,6 +62,7 @@ describe("loadManifest", () => {
       max_tokens: 1000,
       max_turns: 12,
       temperature: 0,
+      tools: ["edit_file", "list_dir", "read_file", "write_file"],
     });
     expect(manifest.scope).toEqual({
       allow: [

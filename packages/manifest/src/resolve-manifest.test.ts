@@ -9,7 +9,13 @@ describe("resolveManifest", () => {
   test("empty_layer_gets_every_default", () => {
     expect(resolveManifest({}, { cwd: "/work/project" })).toEqual({
       pod: { name: "project", pwd: "/work/project" },
-      worker: { instruction: DEFAULT_INSTRUCTION, max_tokens: 8192, max_turns: 50, temperature: 0 },
+      worker: {
+        instruction: DEFAULT_INSTRUCTION,
+        max_tokens: 8192,
+        max_turns: 50,
+        temperature: 0,
+        tools: ["edit_file", "list_dir", "read_file", "write_file"],
+      },
       scope: { allow: [{ target: "/work/project", permission: "write", recursive: true }], deny: [] },
       skills: { budget: 8000 },
     });

@@ -7,6 +7,7 @@ import {
   DEFAULT_POD_NAME,
   DEFAULT_SKILLS_BUDGET,
   DEFAULT_TEMPERATURE,
+  WORKER_TOOL_NAMES,
 } from "./defaults.ts";
 import { type Issue, sortIssues, toManifestError } from "./issue.ts";
 import { ManifestError } from "./manifest-error.ts";
@@ -41,6 +42,7 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
       max_tokens: layer.worker?.max_tokens ?? DEFAULT_MAX_TOKENS,
       max_turns: layer.worker?.max_turns ?? DEFAULT_MAX_TURNS,
       temperature: layer.worker?.temperature ?? DEFAULT_TEMPERATURE,
+      tools: [...new Set(layer.worker?.tools ?? WORKER_TOOL_NAMES)].sort(),
     },
     scope: { allow, deny: (layer.scope?.deny ?? []).map(copyRule) },
     ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider, options.origins) }),

@@ -1,5 +1,6 @@
 import { isAbsolute } from "node:path";
 import type * as V from "valibot";
+import { WORKER_TOOL_NAMES } from "./defaults.ts";
 import { valibot } from "./lazy-dependencies.ts";
 
 function noNul(value: string): boolean {
@@ -7,6 +8,9 @@ function noNul(value: string): boolean {
 }
 
 const MAPPING = "a mapping";
+
+/** The expectation phrase of one `worker.tools` entry (check-layer adds the did-you-mean). */
+export const TOOL_NAME_PHRASE = `one of the tool names ${WORKER_TOOL_NAMES.join(", ")}`;
 
 /** One manifest layer as written: strict objects, every key optional. Built with the valibot module `v`. */
 function buildLayerSchema(v: typeof V) {
@@ -55,6 +59,9 @@ function buildLayerSchema(v: typeof V) {
                 v.minValue(0, "a number from 0 to 2"),
                 v.maxValue(2, "a number from 0 to 2"),
               ),
+            ),
+            tools: v.optional(
+              v.array(v.picklist(WORKER_TOOL_NAMES, TOOL_NAME_PHRASE), "a list of tool names (write [] for none)"),
             ),
           },
           MAPPING,

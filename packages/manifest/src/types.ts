@@ -23,6 +23,8 @@ export interface PodManifest {
     readonly max_tokens: number;
     readonly max_turns: number;
     readonly temperature: number;
+    /** Names of the tools the pod registers (sorted, no duplicates); `[]` for none. */
+    readonly tools: readonly string[];
   };
   readonly scope: {
     readonly allow: readonly Readonly<ManifestScopeRule>[];
@@ -39,7 +41,7 @@ export interface PodManifest {
 /** One layer as written: every key optional; scope rules accumulate on merge. */
 export interface PartialManifest {
   pod?: { name?: string; pwd?: string };
-  worker?: { instruction?: string; max_tokens?: number; max_turns?: number; temperature?: number };
+  worker?: { instruction?: string; max_tokens?: number; max_turns?: number; temperature?: number; tools?: string[] };
   scope?: { allow?: ManifestScopeRule[]; deny?: ManifestScopeRule[] };
   provider?: { kind?: string; model?: string; base_url?: string; api_key_file?: string };
   skills?: { budget?: number };

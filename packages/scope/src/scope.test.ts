@@ -373,3 +373,69 @@ describe("fromConfig errors", () => {
     expect(scope.permissionAt("repo/src/deep/x")).toBe("read");
   });
 });
+
+describe("explain", () => {
+  test("explain_names_the_allow_rule_and_the_deny_rule_that_decided", () => {
+    const scope = Scope.fromConfig(
+      {
+        allow: [
+          { target: "repo", permission: "read" },
+          { target: "repo/src", permission: "write" },
+        ],
+        deny: [
+          { target: "repo/src/deep", permission: "write" },
+          { target: "repo/src/deep", permission: "read", recursive: false },
+        ],
+      },
+      root,
+    );
+    expect(scope.explain("repo/src/x.ts")).toEqual({
+      path: join(root, "repo", "src", "x.ts"),
+      permission: "write",
+      allow: { location: "scope.allow[1]", target: join(root, "repo", "src"), permission: "write", recursive: true },
+    });
+    expect(scope.explain("repo/src/deep/y")).toEqual({
+      path: join(root, "repo", "src", "deep", "y"),
+      permission: "none",
+      allow: { location: "scope.allow[1]", target: join(root, "repo", "src"), permission: "write", recursive: true },
+      deny: {
+        location: "scope.deny[1]",
+        target: join(root, "repo", "src", "deep"),
+        permission: "read",
+        recursive: false,
+      },
+    });
+    expect(scope.explain("repo/src/deep/a/b").deny?.location).toBe("scope.deny[0]");
+    expect(scope.explain("repo/src/deep/a/b").permission).toBe("read");
+    expect(scope.explain("outside/secret")).toEqual({ path: join(root, "outside", "secret"), permission: "none" });
+    expect(scope.explain("a\0b")).toEqual({ permission: "none" });
+  });
+
+  test("explain_agrees_with_permission_at", () => {
+    const scope = Scope.fromConfig(
+      {
+        allow: [{ target: "repo", permission: "write", recursive: false }],
+        deny: [{ target: "repo/src", permission: "write" }],
+      },
+      root,
+    );
+    for (const p of ["repo", "repo/src", "repo/src/deep", "repo/x", "repo2", "outside/secret", "/"]) {
+      expect(scope.explain(p).permission).toBe(scope.permissionAt(p));
+    }
+    expect(scope.permissionAt("repo/src")).toBe("read");
+    expect(scope.permissionAt("repo/src/deep")).toBe("none");
+  });
+});
+
+describe("explain resolved", () => {
+  test("explain_resolved_matches_the_path_as_written_without_following_links", () => {
+    symlinkSync(join(root, "outside"), join(root, "repo", "out-link"));
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write" }] }, root);
+    // Resolved: the link is a name inside repo; unresolved: it leads outside.
+    expect(scope.explain(join(root, "repo", "out-link", "secret"), { resolved: true }).permission).toBe("write");
+    expect(scope.explain(join(root, "repo", "out-link", "secret")).permission).toBe("none");
+    expect(scope.explain("repo/src", { resolved: true })).toEqual({ permission: "none" });
+    expect(scope.explain(`${root}/repo/../outside`, { resolved: true })).toEqual({ permission: "none" });
+    expect(scope.explain(`${root}/repo/./x`, { resolved: true })).toEqual({ permission: "none" });
+  });
+});

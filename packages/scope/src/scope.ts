@@ -1,3 +1,4 @@
+import { isAbsolute, sep } from "node:path";
 import { canonicalPath } from "./canonical-path.ts";
 import { pathSegments, segmentsWithin } from "@insomnia/errors";
 import { compileConfig } from "./scope-config.ts";
@@ -10,6 +11,33 @@ export interface ScopeData {
   readonly readable: readonly string[];
   readonly writable: readonly string[];
   readonly summary: string;
+}
+
+/** A rule as {@link Scope.explain} names it: where it is in the config, and what it says. */
+export interface ScopeRuleRef {
+  /** Config location, e.g. `scope.allow[2]` or `scope.deny[0]`. */
+  readonly location: string;
+  /** Canonical target. */
+  readonly target: string;
+  readonly permission: RulePermission;
+  readonly recursive: boolean;
+}
+
+/** What {@link Scope.explain} answers. */
+export interface PermissionExplanation {
+  /** The canonical path the query resolved to; absent when it could not be resolved. */
+  readonly path?: string;
+  readonly permission: Permission;
+  /** The allow rule that granted the most; absent when none matches. */
+  readonly allow?: ScopeRuleRef;
+  /** The deny rule that lowered the permission; absent when none did. */
+  readonly deny?: ScopeRuleRef;
+}
+
+/** Options of {@link Scope.explain}. */
+export interface ExplainOptions {
+  /** The path is absolute and canonical already: match it without resolving it again. */
+  readonly resolved?: boolean | undefined;
 }
 
 const RANK = { none: 0, read: 1, write: 2 } as const satisfies Record<Permission, number>;
@@ -62,18 +90,47 @@ export class Scope {
    * A path that cannot be resolved (NUL byte, symlink loop, I/O error) gets "none".
    */
   permissionAt(path: string): Permission {
+    return this.explain(path).permission;
+  }
+
+  /**
+   * The permission at `path` with the rules that decided it: the canonical path, the
+   * allow rule that granted the most (first declared on a tie) and the deny rule that
+   * capped it (the first one that capped it most). Never throws; `path` is undefined when
+   * the query cannot be resolved. With `resolved`, `path` is taken as already canonical (a
+   * path the kernel reported for an open descriptor) and matched as it is, without touching
+   * the file system; a relative path or one with `.`/`..` segments is then "none".
+   */
+  explain(path: string, options: ExplainOptions = {}): PermissionExplanation {
+    let canonical: string;
     let segments: readonly string[];
     try {
-      segments = pathSegments(canonicalPath(path, this.base));
+      canonical = options.resolved === true ? checkResolved(path) : canonicalPath(path, this.base);
+      segments = pathSegments(canonical);
     } catch {
-      return "none";
+      return { permission: "none" };
     }
     let granted: Rank = 0;
+    let allow: CompiledRule | undefined;
     for (const rule of this.#allow) {
-      if (RANK[rule.permission] > granted && matches(rule, segments)) granted = RANK[rule.permission];
+      if (RANK[rule.permission] > granted && matches(rule, segments)) {
+        granted = RANK[rule.permission];
+        allow = rule;
+      }
     }
-    if (granted === 0) return "none";
-    return BY_RANK[Math.min(granted, this.#denyCap(segments)) as Rank];
+    if (allow === undefined) return { path: canonical, permission: "none" };
+    let cap: Rank = 2;
+    let deny: CompiledRule | undefined;
+    for (const rule of this.#deny) {
+      if (DENY_CAP[rule.permission] >= Math.min(cap, granted) || !matches(rule, segments)) continue;
+      cap = DENY_CAP[rule.permission];
+      deny = rule;
+      if (cap === 0) break;
+    }
+    const permission = BY_RANK[Math.min(granted, cap) as Rank];
+    return deny === undefined
+      ? { path: canonical, permission, allow: ruleRef(allow) }
+      : { path: canonical, permission, allow: ruleRef(allow), deny: ruleRef(deny) };
   }
 
   /** Whether `path` may be read. */
@@ -106,6 +163,16 @@ export class Scope {
     }
     return cap;
   }
+}
+
+function checkResolved(path: string): string {
+  if (typeof path !== "string" || path.includes("\0") || !isAbsolute(path)) throw new Error("not a resolved path");
+  if (path.split(sep).some((segment) => segment === "." || segment === "..")) throw new Error("not a resolved path");
+  return path;
+}
+
+function ruleRef(rule: CompiledRule): ScopeRuleRef {
+  return { location: rule.location, target: rule.target, permission: rule.permission, recursive: rule.recursive };
 }
 
 function matches(rule: CompiledRule, segments: readonly string[]): boolean {

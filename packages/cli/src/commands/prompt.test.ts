@@ -120,6 +120,20 @@ describe("pod prompt", () => {
     expect(worker.getSystemPrompt()).toBe(run.stdout);
   });
 
+  test("without_tool_flags_the_template_sees_the_manifest_worker_tools", async () => {
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
+    await box.write(".insomnia/prompts/main.md", 'Tools: {{join tools ", "}}.{{#unless tools}}none{{/unless}}\n');
+    const byDefault = await pod("prompt", "--now", NOW);
+    expect(byDefault.stdout.split("\n")[0]).toBe("Tools: edit_file, list_dir, read_file, write_file.");
+    const chosen = await pod("prompt", "--now", NOW, "--overlay", "worker.tools = [write_file, read_file]");
+    expect(chosen.stdout.split("\n")[0]).toBe("Tools: read_file, write_file.");
+    const none = await pod("prompt", "--now", NOW, "--overlay", "worker.tools = []");
+    expect(none.stdout.split("\n")[0]).toBe("Tools: .none");
+    // --tool replaces the manifest's list.
+    const flagged = await pod("prompt", "--now", NOW, "--tool", "list_dir");
+    expect(flagged.stdout.split("\n")[0]).toBe("Tools: list_dir.");
+  });
+
   test("builtin_default_renders_with_no_insomnia_directory", async () => {
     const run = await pod("prompt", "--now", NOW, "--tool", "read_file");
     expect([run.code, run.stderr]).toEqual([0, ""]);

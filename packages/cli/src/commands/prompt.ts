@@ -11,10 +11,12 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
+  // A pod registers the manifest's worker.tools, so that is what its template sees unless --tool says otherwise.
+  const tools = options.tools ?? manifest.worker.tools;
   const style = styleFor(io.stderr, io.env);
   let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
   try {
-    result = await materializeSystemPrompt({ manifest, tools: options.tools, now, env: { ...io.env } });
+    result = await materializeSystemPrompt({ manifest, tools, now, env: { ...io.env } });
   } catch (error) {
     // An instruction that cannot be loaded, or a scope rule or pod.pwd that cannot be
     // resolved, is reported at the manifest value that set it; everything else goes to
@@ -55,7 +57,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       instruction: manifest.worker.instruction,
       manifestFiles: files,
       now,
-      tools: options.tools,
+      tools,
     },
     result,
     await loadTokenCounter(),

@@ -24,10 +24,16 @@ export interface RunToolContext {
 
 /**
  * Registers the tools `pod run` offers the model, before the prompt is rendered (the
- * template sees their names). None yet: @insomnia/fs-tools' file tools, bound to the
- * manifest's scope, are registered here.
+ * template sees their names): the file tools of `worker.tools` (all four unless the manifest
+ * says otherwise), bound to the manifest's scope, so what the prompt's Working boundaries say
+ * is what the tools allow.
  */
-export async function toolsForRun(_context: RunToolContext): Promise<void> {}
+export async function toolsForRun({ manifest, worker }: RunToolContext): Promise<void> {
+  if (manifest.worker.tools.length === 0) return;
+  const [{ Scope }, { fsTools }] = await Promise.all([import("@insomnia/scope"), import("@insomnia/fs-tools")]);
+  const scope = Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
+  for (const tool of fsTools(scope, { tools: manifest.worker.tools })) worker.tools.register(tool);
+}
 
 /** `pod run`: sends one user message to the manifest's model, continuing the latest conversation unless `--new`. */
 export async function runRun(options: RunOptions, io: CliIo): Promise<number> {

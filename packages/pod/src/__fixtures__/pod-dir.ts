@@ -36,7 +36,7 @@ export async function makePodDir(
   if (options.agentsMd !== undefined) await writeFile(join(pwd, "AGENTS.md"), options.agentsMd);
   const manifest: PodManifest = {
     pod: { name: "test", pwd },
-    worker: { instruction: "$workspace/main", max_tokens: 1024, max_turns: 8, temperature: 0 },
+    worker: { instruction: "$workspace/main", max_tokens: 1024, max_turns: 8, temperature: 0, tools: [] },
     scope: { allow: [{ target: ".", permission: "write" }], deny: [] },
   };
   return {

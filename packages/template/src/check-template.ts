@@ -78,6 +78,8 @@ const MAX_PROBLEMS = 100;
 const UNKNOWN: CheckType = { kind: "unknown" };
 
 const BLOCK_HELPERS = new Set(["if", "unless", "each", "with"]);
+/** The @variables a template can name (`@root` is refused, but the checker writes it): never block parameter names. */
+const DATA_NAMES: ReadonlySet<string> = new Set(["index", "first", "last", "key", "root"]);
 const ALL_NAMES = [...TEMPLATE_VARIABLES, "scope"];
 const VARIABLE_LIST = TEMPLATE_VARIABLES.join(", ");
 
@@ -347,8 +349,11 @@ class Checker {
   }
   /**
    * Reports block parameter names Handlebars would not read as parameters: a helper's name
-   * (`{{join x}}` would stop being the helper and print the parameter) or one that reads as
-   * a `this` path (`as |a-this|`, see isScopedPath).
+   * (`{{join x}}` would stop being the helper and print the parameter), the name of an
+   * @variable (Handlebars looks block parameters up first, so `as |t index|` makes
+   * `{{@index}}` print the item, in this block and every block inside it; `as |root|` does
+   * the same to `@root`, through which root variables inside loops are read), or one that
+   * reads as a `this` path (`as |a-this|`, see isScopedPath).
    */
   usableBlockParams(node: HbsBlock, names: readonly string[]): void {
     for (const name of names) {
@@ -357,6 +362,12 @@ class Checker {
           "FORBIDDEN",
           node,
           `a block parameter cannot be named "${name}" like a helper; choose another name, e.g. as |item|`,
+        );
+      } else if (DATA_NAMES.has(name)) {
+        this.report(
+          "FORBIDDEN",
+          node,
+          `a block parameter cannot be named "${name}": Handlebars would read {{@${name}}} as the parameter, in this block and every block inside it; choose another name, e.g. as |item i|`,
         );
       } else if (/this\b/.test(name)) {
         this.report(

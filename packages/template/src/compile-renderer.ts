@@ -123,10 +123,14 @@ function internal(detail: string): Error {
 }
 
 class RendererCompiler {
+  readonly #includes: ReadonlyMap<string, IncludeSite>;
+
   constructor(
     private readonly ref: string,
-    private readonly includes: readonly IncludeSite[],
-  ) {}
+    includes: readonly IncludeSite[],
+  ) {
+    this.#includes = new Map(includes.map((site) => [site.partialName, site]));
+  }
 
   site(node: { loc?: { start: { line: number; column: number } } | undefined }): BudgetSite {
     const start = node.loc?.start;
@@ -270,7 +274,7 @@ class RendererCompiler {
 
   include(node: HbsPartial): Render {
     const name = node.name.type === "StringLiteral" ? String(node.name.value) : undefined;
-    const site = this.includes.find((include) => include.partialName === name);
+    const site = name === undefined ? undefined : this.#includes.get(name);
     if (site === undefined) throw internal(`an include that is not in the file's include list (${String(name)})`);
     const at: BudgetSite = { ref: this.ref, line: site.line, column: site.column };
     const target = site.target;

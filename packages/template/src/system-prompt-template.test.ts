@@ -601,6 +601,25 @@ describe("SystemPromptTemplate: bad input", () => {
     );
   });
 
+  it("the_per_file_statement_cap_applies_before_a_syntax_error_is_located", async () => {
+    // 149,000 tags and an unclosed block at the end: the syntax error was located (seconds
+    // of lexing and re-parsing) before the cap was looked at (issue 19).
+    p.write("$workspace/many", `${"{{cwd}}".repeat(20_000)}{{#if}}`);
+    const error = await parseError("$workspace/many");
+    expect(where(error)).toEqual({
+      phase: "parse",
+      code: "EXPANSION_TOO_LARGE",
+      ref: "$workspace/many",
+      file: p.fileOf("$workspace/many"),
+      line: 1,
+      column: 1,
+    });
+    expect(error.detail).toContain("more than 10000 statements");
+    // Under the cap the syntax error is still located.
+    const located = await parseError("$workspace/many", { maxFileStatements: 30_000 });
+    expect([located.code, located.line, located.column]).toEqual(["SYNTAX", 1, 140_001]);
+  });
+
   it("stops_runtime_fan_out_with_the_step_budget", async () => {
     for (let level = 0; level < 8; level++) {
       p.write(`$workspace/z${level}`, Array.from({ length: 10 }, () => `{{> z${level + 1}}}`).join(""));

@@ -2,6 +2,7 @@ import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "
 import { checkTemplate, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
 import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
+import { hasMoreStatementsThan } from "./handlebars-lexer.ts";
 import { parseTemplateText } from "./handlebars-parser.ts";
 import { prebuiltAst } from "./prebuilt-asts.ts";
 import { buildRenderData, type RenderContext, type RenderData } from "./render-data.ts";
@@ -312,6 +313,15 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
   try {
     ast = prebuiltAst(text) ?? parseTemplateText(text);
   } catch (cause) {
+    // The per-file cap first: it bounds the work of locating the error as it bounds the
+    // rest, and a file over it is refused whatever its syntax.
+    if (hasMoreStatementsThan(text, maxNodes)) {
+      throw new SystemPromptError(
+        "EXPANSION_TOO_LARGE",
+        `this file alone has more than ${maxNodes} statements, over the per-file limit of ${maxNodes} (and it does not parse); split it into several files or shorten it`,
+        { ...where, line: 1, column: 1, cause },
+      );
+    }
     const info = describeSyntaxError(text, cause);
     throw new SystemPromptError("SYNTAX", `syntax error: ${info.message}`, {
       ...where,

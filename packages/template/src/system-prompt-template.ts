@@ -27,7 +27,7 @@ export interface ParseOptions {
 
 /** Limits checked while rendering. */
 export interface RenderOptions {
-  /** UTF-8 bytes of the rendered instruction (the trailing section is not counted). Default 1 MiB. */
+  /** UTF-8 bytes of the rendered instruction (the trailing section is not counted). Default 1 MiB; at most 2^29 − 24. */
   maxOutputBytes?: number | undefined;
   /** Block helper calls + `#each` iterations + include calls + `join` calls. Default 200 000. */
   maxSteps?: number | undefined;
@@ -55,6 +55,9 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxOutputBytes: 1024 * 1024,
   maxSteps: 200_000,
 });
+
+/** V8's longest string (String::kMaxLength on 64-bit), in UTF-16 code units. */
+const MAX_STRING_LENGTH = 2 ** 29 - 24;
 
 interface LoadedFile {
   readonly ref: string;
@@ -219,7 +222,11 @@ export class SystemPromptTemplate {
   renderInstruction(ctx: RenderContext, options: RenderOptions = {}): string {
     const data = buildRenderData(ctx);
     const limits: BudgetLimits = {
-      maxOutputBytes: limit(options.maxOutputBytes, DEFAULT_LIMITS.maxOutputBytes, "maxOutputBytes"),
+      // No cap above the longest string V8 holds: past it a render would fail with a RangeError.
+      maxOutputBytes: Math.min(
+        limit(options.maxOutputBytes, DEFAULT_LIMITS.maxOutputBytes, "maxOutputBytes"),
+        MAX_STRING_LENGTH,
+      ),
       maxSteps: limit(options.maxSteps, DEFAULT_LIMITS.maxSteps, "maxSteps"),
     };
     const root = this.#files.get(this.instruction);
@@ -283,7 +290,7 @@ function renderWith(
   budget.reset(limits, inBytes);
   runtime.root = data;
   try {
-    return budget.account({ ref: root.ref }, 0, root.cached.render(runtime));
+    return root.cached.render(runtime);
   } catch (cause) {
     if (cause === RECOUNT_IN_BYTES || SystemPromptError.is(cause)) throw cause;
     const ref = budget.current;

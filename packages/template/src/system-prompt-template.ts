@@ -316,19 +316,21 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       { ...where, line: tooDeep.line, column: tooDeep.column },
     );
   }
+  // The per-file statement cap before parsing: Handlebars' parser (and, for a file that
+  // does not parse, the error locator) costs far more per statement than counting tokens
+  // does, and the count stops one statement past the cap. Only a file with enough `{{`
+  // to be over the cap is counted.
+  if (mayHaveMoreStatementsThan(text, maxNodes) && hasMoreStatementsThan(text, maxNodes)) {
+    throw new SystemPromptError(
+      "EXPANSION_TOO_LARGE",
+      `this file alone has more than ${maxNodes} statements, over the per-file limit of ${maxNodes}; split it into several files or shorten it`,
+      { ...where, line: 1, column: 1 },
+    );
+  }
   let ast: HbsProgram;
   try {
     ast = prebuiltAst(text) ?? parseTemplateText(text);
   } catch (cause) {
-    // The per-file cap first: it bounds the work of locating the error as it bounds the
-    // rest, and a file over it is refused whatever its syntax.
-    if (hasMoreStatementsThan(text, maxNodes)) {
-      throw new SystemPromptError(
-        "EXPANSION_TOO_LARGE",
-        `this file alone has more than ${maxNodes} statements, over the per-file limit of ${maxNodes} (and it does not parse); split it into several files or shorten it`,
-        { ...where, line: 1, column: 1, cause },
-      );
-    }
     const info = describeSyntaxError(text, cause);
     throw new SystemPromptError("SYNTAX", `syntax error: ${info.message}`, {
       ...where,
@@ -356,6 +358,19 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       { ...where, cause },
     );
   }
+}
+
+/**
+ * Cheap upper bound on a file's statements: every statement but text begins with `{{`,
+ * and there is at most one text between two of them, so n `{{` make at most 2n + 1.
+ */
+function mayHaveMoreStatementsThan(text: string, max: number): boolean {
+  let opens = 0;
+  for (let at = text.indexOf("{{"); at !== -1; at = text.indexOf("{{", at + 2)) {
+    opens++;
+    if (2 * opens + 1 > max) return true;
+  }
+  return false;
 }
 
 /**

@@ -90,15 +90,29 @@ const VARIABLE_LIST = TEMPLATE_VARIABLES.join(", ");
  * `@root.x` so they print the root value rather than a member of the current item.
  */
 export function checkTemplate(ast: HbsProgram, site: CheckSite, resolveInclude: ResolveInclude): CheckedTemplate {
+  const { checked, problems } = checkTemplateProblems(ast, site, resolveInclude);
+  const [first] = problems;
+  if (first !== undefined) throw withProblems(first, problems);
+  return checked;
+}
+
+/**
+ * checkTemplate that returns its problems (in document order) instead of throwing them,
+ * with the includes whose names resolved even when there are problems, so a caller can
+ * also report those of them that fail to load.
+ */
+export function checkTemplateProblems(
+  ast: HbsProgram,
+  site: CheckSite,
+  resolveInclude: ResolveInclude,
+): { checked: CheckedTemplate; problems: readonly SystemPromptError[] } {
   const checker = new Checker(site, resolveInclude);
   try {
     checker.program(ast, { context: ROOT_TYPE, params: new Map(), inEach: false });
   } catch (error) {
     if (error !== SKIP) throw error;
   }
-  const [first] = checker.problems;
-  if (first !== undefined) throw withProblems(first, checker.problems);
-  return { ast, includes: checker.includes, ownNodes: checker.nodes };
+  return { checked: { ast, includes: checker.includes, ownNodes: checker.nodes }, problems: checker.problems };
 }
 
 class Checker {

@@ -435,26 +435,23 @@ describe("SystemPromptTemplate: bad input", () => {
   it("lists_every_problem_of_a_file_and_every_include_that_fails_to_load", async () => {
     p.write("$workspace/main", '{{cwdd}}\n{{> gone}}\n{{> part}}\n{{tols}}\n{{> "$user/gone"}}');
     p.write("$workspace/part", "fine");
+    // The file's own problems and its includes that fail to load, in one run, in document
+    // order (the missing includes used to show only once the variables were fixed: issue 11).
     const checked = await parseError("$workspace/main");
+    const inMain = { phase: "parse", ref: "$workspace/main", file: p.fileOf("$workspace/main") };
     expect(checked.problems.map(where)).toEqual([
-      {
-        phase: "parse",
-        code: "UNKNOWN_VARIABLE",
-        ref: "$workspace/main",
-        file: p.fileOf("$workspace/main"),
-        line: 1,
-        column: 3,
-      },
-      {
-        phase: "parse",
-        code: "UNKNOWN_VARIABLE",
-        ref: "$workspace/main",
-        file: p.fileOf("$workspace/main"),
-        line: 4,
-        column: 3,
-      },
+      { ...inMain, code: "UNKNOWN_VARIABLE", line: 1, column: 3 },
+      { ...inMain, code: "INCLUDE_FAILED", line: 2, column: 1 },
+      { ...inMain, code: "UNKNOWN_VARIABLE", line: 4, column: 3 },
+      { ...inMain, code: "INCLUDE_FAILED", line: 5, column: 1 },
     ]);
     expect(checked.problems[0]).toBe(checked);
+    expect(checked.problems.map((e) => PromptLoaderError.is(e.cause) && e.cause.code)).toEqual([
+      false,
+      "NOT_FOUND",
+      false,
+      "NOT_FOUND",
+    ]);
 
     p.write("$workspace/main", '{{> gone}}\n{{> part}}\n  {{> "$user/gone"}}\n{{> gone}}');
     p.write("$workspace/part", "{{cwd}} {{oops}}");

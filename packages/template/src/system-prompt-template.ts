@@ -1,5 +1,5 @@
 import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
-import { checkTemplate, type IncludeSite } from "./check-template.ts";
+import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
 import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
 import { hasMoreStatementsThan } from "./handlebars-lexer.ts";
@@ -124,7 +124,11 @@ export class SystemPromptTemplate {
     }
     const files = new Map<string, LoadedFile>();
 
-    const load = async (ref: PromptRef, chain: readonly string[], from?: { file: LoadedFile; site: IncludeSite }) => {
+    const load = async (
+      ref: PromptRef,
+      chain: readonly string[],
+      from?: { file: { readonly ref: string; readonly file: string }; site: IncludeSite },
+    ) => {
       try {
         return await loader.load(ref);
       } catch (cause) {
@@ -153,7 +157,28 @@ export class SystemPromptTemplate {
       const file = loaded.file;
       let cached = cacheGet(canonical, loaded.text);
       if (cached === undefined) {
-        cached = compileFile(loaded, chain, Math.min(maxExpandedNodes, maxFileStatements));
+        const compiled = compileFile(loaded, chain, Math.min(maxExpandedNodes, maxFileStatements));
+        if ("problems" in compiled) {
+          // The file's includes are loaded anyway, so a missing one is reported in the same
+          // run as the file's own problems (not only after those are fixed).
+          const failed: SystemPromptError[] = [];
+          let tried = 0;
+          for (const site of compiled.includes) {
+            if (chain.includes(site.target) || files.has(site.target)) continue;
+            if (files.size + tried++ >= maxIncludes) break;
+            try {
+              await load(parseRef(site.target), [...chain, site.target], { file: { ref: canonical, file }, site });
+            } catch (error) {
+              if (!SystemPromptError.is(error)) throw error;
+              failed.push(error);
+            }
+          }
+          const all = [...compiled.problems, ...failed].sort(
+            (a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0),
+          );
+          throw withProblems(all[0] as SystemPromptError, all);
+        }
+        cached = compiled;
         cacheSet(canonical, loaded.text, cached);
       }
       const entry: LoadedFile = { ref: canonical, file, loaded, cached };
@@ -305,7 +330,13 @@ function renderWith(
   }
 }
 
-function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: number): CachedFile {
+/** The checker's problems with the includes it resolved, for the caller to try loading. */
+interface FileProblems {
+  readonly problems: readonly SystemPromptError[];
+  readonly includes: readonly IncludeSite[];
+}
+
+function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: number): CachedFile | FileProblems {
   const { text, ref, file } = loaded;
   const where = { ref: ref.canonical, file, chain };
   const tooDeep = findTooDeepNesting(text);
@@ -339,7 +370,8 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       cause,
     });
   }
-  const checked = checkTemplate(ast, where, (name) => parseRef(name, ref).canonical);
+  const { checked, problems } = checkTemplateProblems(ast, where, (name) => parseRef(name, ref).canonical);
+  if (problems.length > 0) return { problems, includes: checked.includes };
   if (checked.ownNodes > maxNodes) {
     // Compiling costs seconds per 100,000 statements; refuse before paying for it.
     throw new SystemPromptError(

@@ -5,7 +5,7 @@ import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
 import { hasMoreStatementsThan } from "./handlebars-lexer.ts";
 import { parseTemplateText } from "./handlebars-parser.ts";
 import { prebuiltAst } from "./prebuilt-asts.ts";
-import { buildRenderData, type RenderContext, type RenderData } from "./render-data.ts";
+import { type RenderContext, type RenderData, RenderDataMemo } from "./render-data.ts";
 import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
 import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
@@ -245,7 +245,6 @@ export class SystemPromptTemplate {
 
   /** Renders only the instruction part (no trailing section). Throws SystemPromptError (phase "render"). */
   renderInstruction(ctx: RenderContext, options: RenderOptions = {}): string {
-    const data = buildRenderData(ctx);
     const limits: BudgetLimits = {
       // No cap above the longest string V8 holds: past it a render would fail with a RangeError.
       maxOutputBytes: Math.min(
@@ -264,6 +263,7 @@ export class SystemPromptTemplate {
       state = createRenderState(this.instruction, this.#files);
       this.#state ??= state;
     }
+    const data = state.data.build(ctx);
     state.busy = true;
     try {
       try {
@@ -281,6 +281,8 @@ export class SystemPromptTemplate {
 /** What one render uses besides the data: a budget reset per render, and the runtime the compiled files render with. */
 interface RenderState {
   busy: boolean;
+  /** The data of the last render, reused while the context is equal. */
+  readonly data: RenderDataMemo;
   readonly budget: RenderBudget;
   readonly runtime: { root: RenderData | undefined } & RenderRuntime;
   readonly files: ReadonlyMap<string, LoadedFile>;
@@ -301,7 +303,7 @@ function createRenderState(instruction: string, files: ReadonlyMap<string, Loade
       return file.cached.render(runtime);
     },
   };
-  return { busy: false, budget, runtime, files };
+  return { busy: false, data: new RenderDataMemo(), budget, runtime, files };
 }
 
 function renderWith(

@@ -17,6 +17,7 @@ const BENCHES = [
   { file: "shared-template.mjs", needs: ["pod", "manifest", "worker", "template", "prompt-loader"] },
   { file: "cli-cold.mjs", needs: ["cli"], entry: "bin.js" },
   { file: "segment-log.mjs", needs: ["pod", "worker"] },
+  { file: "linear-errors.mjs", needs: ["template", "manifest", "prompt-loader"] },
 ];
 
 const filters = process.argv.slice(2);

@@ -28,8 +28,8 @@ const COMPOSE_OPTIONS = {
   version: "1.2",
   schema: "core",
   merge: false,
-  // yaml compares every key with every earlier key of its mapping (quadratic: 20,000 keys
-  // took seconds); the Converter finds duplicates with a Set, and also sees 1 and "1" as one.
+  // yaml compares every key with every earlier key of its mapping, quadratic in the keys;
+  // the Converter finds duplicates with a Set, and also sees 1 and "1" as one.
   uniqueKeys: false,
   strict: true,
   prettyErrors: false,

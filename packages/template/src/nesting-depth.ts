@@ -14,7 +14,7 @@ const OPENS = new Set(["OPEN_BLOCK", "OPEN_INVERSE", "OPEN_PARTIAL_BLOCK", "OPEN
 /**
  * Finds block nesting deeper than `max` before Handlebars parses the text: its parser
  * takes time quadratic in the depth and its compiler and runtime recurse once per level,
- * so a hostile file could take minutes or overflow the stack. `{{else if}}` chains count
+ * so a hostile file could keep the parser busy for a very long time or overflow the stack. `{{else if}}` chains count
  * as nesting (each one is a nested block in the AST), and so do subexpressions.
  */
 export function findTooDeepNesting(text: string, max = MAX_NESTING_DEPTH): TooDeep | undefined {

@@ -25,8 +25,8 @@ export const RECOUNT_IN_BYTES: unique symbol = Symbol("insomnia.template.recount
  * looked at. A crossing is reported at the innermost block around the piece, or at the
  * include that brought the file in, or at the root file without a position.
  *
- * Counting the UTF-8 bytes of every printed value would cost more than the rest of a
- * warm render, so a budget first counts UTF-16 code units: a string of n units has at
+ * Counting the UTF-8 bytes of a printed value is a pass over the string, its code units
+ * are its length; so a budget first counts UTF-16 code units: a string of n units has at
  * most 3n UTF-8 bytes, and while 3 × units stays within the cap the output cannot be
  * over it. Past that point it throws RECOUNT_IN_BYTES and the caller renders again with
  * a budget in byte mode, which counts exactly. Output that large is rare, and redoing it

@@ -48,7 +48,7 @@ interface ListMemo {
  * Validates a string list and returns its frozen (and, for tools, sorted) copy. When the
  * caller passes the same array with the same items as last time, the last copy is returned:
  * a render is usually given the same scope and tools again, and copying, checking, sorting
- * and freezing them was a third of a warm render. Each item is read exactly once.
+ * and freezing them would be repeated work on every render. Each item is read exactly once.
  */
 function frozenList(value: unknown, name: string, memo: ListMemo | undefined, sort: boolean): ListMemo {
   if (!Array.isArray(value)) invalid(`${name} must be an array of strings`);
@@ -92,8 +92,8 @@ function formatClock(d: Date, ms: number, year: number): Clock {
  * The render data last built, with what it was built from: an equal context (same instant,
  * same strings, same arrays holding the same items) gets the same frozen object back;
  * anything else gets a new one. A render is usually given the same scope and tools again,
- * and copying, checking, sorting and freezing them was a large share of a warm render
- * (bench/render.mjs measures the warm render with it). Each template's render state owns
+ * and copying, checking, sorting and freezing them again would be most of the work of a
+ * warm render whose context did not change (bench/render.mjs measures the warm render). Each template's render state owns
  * one, so no state is shared between templates or kept at module level.
  */
 export class RenderDataMemo {

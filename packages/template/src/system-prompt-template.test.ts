@@ -600,8 +600,8 @@ describe("SystemPromptTemplate: bad input", () => {
   });
 
   it("the_per_file_statement_cap_applies_before_a_syntax_error_is_located", async () => {
-    // 149,000 tags and an unclosed block at the end: the syntax error was located (seconds
-    // of lexing and re-parsing) before the cap was looked at (issue 19).
+    // Many tags and an unclosed block at the end: the whole file was parsed, and the syntax
+    // error located by lexing and re-parsing it, before the cap was looked at (issue 19).
     p.write("$workspace/many", `${"{{cwd}}".repeat(20_000)}{{#if}}`);
     const error = await parseError("$workspace/many");
     expect(where(error)).toEqual({

@@ -375,7 +375,7 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
   const { checked, problems } = checkTemplateProblems(ast, where, (name) => parseRef(name, ref).canonical);
   if (problems.length > 0) return { problems, includes: checked.includes };
   if (checked.ownNodes > maxNodes) {
-    // Compiling costs seconds per 100,000 statements; refuse before paying for it.
+    // Compiling and rendering grow with the statements; refuse before paying for them.
     throw new SystemPromptError(
       "EXPANSION_TOO_LARGE",
       `this file alone has ${checked.ownNodes} statements, over the per-file limit of ${maxNodes}; split it into several files or shorten it`,

@@ -868,12 +868,12 @@ describe("many keys and lone CRs", () => {
   for (const [name, text] of shapes) {
     test(`${name}_reports_the_first_hundred_issues_in_order`, async () => {
       expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_MANIFEST_BYTES);
-      let result: ReturnType<typeof validateManifestLayer> = { ok: true, value: {} };
+      const out: { result?: ReturnType<typeof validateManifestLayer> } = {};
       const { printed, rejections } = await guarded(() => {
-        result = validateManifestLayer(text, FILE);
+        out.result = validateManifestLayer(text, FILE);
       });
       expect([printed, rejections]).toEqual([[], []]);
-      const issues = result.ok ? [] : result.issues;
+      const issues = out.result === undefined || out.result.ok ? [] : out.result.issues;
       expect(issues.length).toBe(100);
       const lines = issues.map((issue) => issue.line ?? 0);
       expect(lines.every((line, i) => line >= 1 && (i === 0 || line >= (lines[i - 1] ?? 0)))).toBe(true);

@@ -21,6 +21,7 @@ const BENCHES = [
   { file: "segment-store-postgres.mjs", needs: ["segment-store-postgres"] },
   { file: "skills.mjs", needs: ["skills", "manifest", "cli"] },
   { file: "fs-tools.mjs", needs: ["fs-tools", "scope"] },
+  { file: "linear-errors.mjs", needs: ["template", "manifest", "prompt-loader"] },
 ];
 
 const filters = process.argv.slice(2);

@@ -1,4 +1,4 @@
-import { formatKey, pathKey } from "./issue.ts";
+import { formatKey, MAX_REPORTED_ISSUES, pathKey } from "./issue.ts";
 import type { Issue, PathSegments } from "./issue.ts";
 import type { PositionMap } from "./safe-yaml.ts";
 import { valibot } from "./lazy-dependencies.ts";
@@ -107,12 +107,14 @@ function unknownKeyIssues(input: unknown, parent: PathSegments, positions: Posit
     ];
   }
   const known = knownKeysAt(parent) ?? [];
-  const issues: Issue[] = [];
+  // Only the first MAX_REPORTED_ISSUES unknown keys in the file's order are reported, so
+  // only those get a did-you-mean (Object.keys puts integer-like keys first: sort by offset).
+  const unknown: { key: string; offset: number | undefined }[] = [];
   for (const key of Object.keys(input as object)) {
-    if (known.includes(key)) continue;
-    issues.push(unknownKeyIssue(key, parent, known, positionOf(positions, [...parent, key], "key")));
+    if (!known.includes(key)) unknown.push({ key, offset: positionOf(positions, [...parent, key], "key") });
   }
-  return issues;
+  unknown.sort((a, b) => (a.offset ?? Infinity) - (b.offset ?? Infinity));
+  return unknown.slice(0, MAX_REPORTED_ISSUES).map(({ key, offset }) => unknownKeyIssue(key, parent, known, offset));
 }
 
 /** The issue for `key` not being one of `known` in the mapping at `parent`. */

@@ -735,10 +735,9 @@ function conformance(value: unknown): string | undefined {
   return undefined;
 }
 
+/** Lines as YAML (and an editor) counts them: LF, CR LF and a lone CR each end one. */
 function lineCount(text: string): number {
-  let n = 1;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n += 1;
-  return n;
+  return text.split(/\r\n|\r|\n/).length;
 }
 
 function runCase(c: Case): void {
@@ -848,5 +847,45 @@ describe("manifest layers under hostile input", () => {
     ]) {
       expect([code, (counts.byCode.get(code) ?? 0) > 0]).toEqual([code, true]);
     }
+  });
+});
+
+// Issue 19: many keys were quadratic (yaml's unique-key check, one line count per issue),
+// and every problem was collected however many there were.
+describe("many keys and lone CRs", () => {
+  const shapes: [string, string][] = [
+    [
+      "unknown_keys_20000_under_worker",
+      `worker:\n${Array.from({ length: 20_000 }, (_, i) => `  k${i}: 1\n`).join("")}`,
+    ],
+    ["unknown_keys_20000_at_top_level", Array.from({ length: 20_000 }, (_, i) => `k${i}: 1\n`).join("")],
+    ["duplicate_keys_20000", `pod:\n${"  name: x\n".repeat(20_000)}`],
+    [
+      "unknown_keys_in_2000_rules",
+      `scope:\n  allow:\n${"    - {target: /a, permission: read, x: 1, y: 2}\n".repeat(2_000)}`,
+    ],
+  ];
+  for (const [name, text] of shapes) {
+    test(`${name}_reports_the_first_hundred_issues_in_order`, async () => {
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_MANIFEST_BYTES);
+      const out: { result?: ReturnType<typeof validateManifestLayer> } = {};
+      const { printed, rejections } = await guarded(() => {
+        out.result = validateManifestLayer(text, FILE);
+      });
+      expect([printed, rejections]).toEqual([[], []]);
+      const issues = out.result === undefined || out.result.ok ? [] : out.result.issues;
+      expect(issues.length).toBe(100);
+      const lines = issues.map((issue) => issue.line ?? 0);
+      expect(lines.every((line, i) => line >= 1 && (i === 0 || line >= (lines[i - 1] ?? 0)))).toBe(true);
+      expect(issues.every((issue) => ManifestError.is(issue) && CODES.has(issue.code))).toBe(true);
+    });
+  }
+
+  test("a_256_KiB_manifest_with_lone_cr_line_endings_reads_as_its_lf_version", () => {
+    const rules = "    - target: /srv/a\n      permission: read\n".repeat(5_000);
+    const lf = `worker:\n  instruction: "$workspace/main"\nscope:\n  allow:\n${rules}`;
+    expect(Buffer.byteLength(lf)).toBeLessThanOrEqual(MAX_MANIFEST_BYTES);
+    const cr = lf.replaceAll("\n", "\r");
+    expect(isDeepStrictEqual(parseManifestLayer(cr, FILE), parseManifestLayer(lf, FILE))).toBe(true);
   });
 });

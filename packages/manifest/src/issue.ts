@@ -30,35 +30,56 @@ export function formatKey(segments: PathSegments): string {
   return out;
 }
 
-/** 1-based line and column of `offset` in `text`. */
-export function lineColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  const end = Math.min(Math.max(offset, 0), text.length);
-  for (let i = text.indexOf("\n"); i !== -1 && i < end; i = text.indexOf("\n", i + 1)) {
-    line += 1;
-    lineStart = i + 1;
-  }
-  return { line, column: end - lineStart + 1 };
+/** The most problems one layer or overlay reports; past it, collecting stops (a file with 20,000 unknown keys reports the first 100). */
+export const MAX_REPORTED_ISSUES = 100;
+
+/** Turns offsets in one text into 1-based line and column. */
+export type LineLocator = (offset: number) => { line: number; column: number };
+
+/** A locator for `text`: its line starts are found once, each lookup is a binary search. */
+export function lineLocator(text: string): LineLocator {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return (offset) => {
+    const end = Math.min(Math.max(offset, 0), text.length);
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if ((starts[mid] as number) <= end) low = mid;
+      else high = mid - 1;
+    }
+    return { line: low + 1, column: end - (starts[low] as number) + 1 };
+  };
 }
 
-/** Turns an issue into a ManifestError located in `file`. */
-export function toManifestError(issue: Issue, file: string | undefined, text: string): ManifestError {
-  const position = issue.offset === undefined ? undefined : lineColumn(text, issue.offset);
+/** 1-based line and column of `offset` in `text`; for many offsets in one text, use lineLocator. */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  return lineLocator(text)(offset);
+}
+
+/** Turns an issue into a ManifestError located in `file`; pass `locate` when turning many issues of one text. */
+export function toManifestError(
+  issue: Issue,
+  file: string | undefined,
+  text: string,
+  locate: LineLocator = lineLocator(text),
+): ManifestError {
+  const position = issue.offset === undefined ? undefined : locate(issue.offset);
   return new ManifestError(issue.code, issue.detail, {
     ...(file === undefined ? {} : { file }),
     ...(position === undefined ? {} : position),
     ...(issue.key === undefined ? {} : { key: issue.key }),
     ...(issue.suggestion === undefined ? {} : { suggestion: issue.suggestion }),
     ...(issue.original !== undefined
-      ? { cause: toManifestError(issue.original, file, text) }
+      ? { cause: toManifestError(issue.original, file, text, locate) }
       : issue.cause === undefined
         ? {}
         : { cause: issue.cause }),
   });
 }
 
-/** Issues ordered by position (unpositioned last), duplicates of code and offset dropped. */
+/** Issues ordered by position (unpositioned last), duplicates of code and offset dropped, at most MAX_REPORTED_ISSUES. */
 export function sortIssues(issues: readonly Issue[]): Issue[] {
   const seen = new Set<string>();
   const unique = issues.filter((issue) => {
@@ -70,5 +91,6 @@ export function sortIssues(issues: readonly Issue[]): Issue[] {
   return unique
     .map((issue, index) => ({ issue, index }))
     .sort((a, b) => (a.issue.offset ?? Infinity) - (b.issue.offset ?? Infinity) || a.index - b.index)
+    .slice(0, MAX_REPORTED_ISSUES)
     .map(({ issue }) => issue);
 }

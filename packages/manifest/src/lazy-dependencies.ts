@@ -8,8 +8,8 @@ let yamlModule: YamlModule | undefined;
 let valibotModule: ValibotModule | undefined;
 
 // yaml and valibot are loaded on first use: most runs have no manifest file to parse or layer
-// to check, and loading them costs more than the rest of a cold `pod prompt` together (yaml
-// ~30 ms, valibot ~9 ms). ESM imports are always eager, so they are required, through their
+// to check, and loading two libraries of that size is a large part of a cold `pod prompt`
+// (bench/cli-cold.mjs measures it). ESM imports are always eager, so they are required, through their
 // CommonJS builds: the same code an `import` loads, and the sync API stays sync.
 
 /** The yaml package, loaded on first use. */

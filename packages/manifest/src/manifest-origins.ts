@@ -1,4 +1,4 @@
-import { lineColumn, pathKey } from "./issue.ts";
+import { lineLocator, pathKey } from "./issue.ts";
 import type { PathSegments } from "./issue.ts";
 import type { PositionedLayer } from "./parse-manifest-layer.ts";
 
@@ -25,10 +25,11 @@ export function addLayerOrigins(
   file: string,
   rules: RuleCounts,
 ): void {
+  const locate = lineLocator(layer.text);
   const at = (path: PathSegments, key: string) => {
     const position = layer.positions.get(pathKey(path));
     if (position === undefined) return;
-    into[key] = Object.freeze({ file, ...lineColumn(layer.text, position.value) });
+    into[key] = Object.freeze({ file, ...locate(position.value) });
   };
   const { value } = layer;
   for (const section of ["pod", "worker", "provider", "skills"] as const) {

@@ -321,3 +321,50 @@ describe("accepted input", () => {
     expect(parseManifestLayer("\uFEFFworker:\n  max_turns: 3\n", FILE)).toEqual({ worker: { max_turns: 3 } });
   });
 });
+
+describe("issue 19: many keys, lone CR", () => {
+  test("many_unknown_keys_report_the_first_hundred_in_file_order", () => {
+    // 20,000 unknown keys under worker: (about 220 KB) took quadratic time and reported 20,000 problems.
+    const keys = Array.from({ length: 20_000 }, (_, i) => `  k${i}: 1\n`).join("");
+    expect(keys.length).toBeLessThan(MAX_MANIFEST_BYTES);
+    const result = validateManifestLayer(`worker:\n${keys}`, FILE);
+    expect(result.ok).toBe(false);
+    const issues = result.ok ? [] : result.issues;
+    expect(issues.length).toBe(100);
+    expect(issues.map((e) => e.line)).toEqual(Array.from({ length: 100 }, (_, i) => i + 2));
+    expect(issues.every((e) => e.code === "UNKNOWN_KEY" && e.column === 3)).toBe(true);
+    expect(issues[99]?.message).toContain('unknown key "k99" in worker');
+  });
+
+  test("integer_like_unknown_keys_are_still_reported_in_file_order", () => {
+    // Object.keys lists integer-like keys first; the report follows the file.
+    const text = `worker:\n${Array.from({ length: 150 }, (_, i) => `  ${i % 2 === 0 ? `k${i}` : String(i)}: 1\n`).join("")}`;
+    const result = validateManifestLayer(text, FILE);
+    const lines = result.ok ? [] : result.issues.map((e) => e.line);
+    expect(lines).toEqual(Array.from({ length: 100 }, (_, i) => i + 2));
+  });
+
+  test("every_kind_of_problem_stops_at_the_cap", () => {
+    const duplicates = validateManifestLayer(`pod:\n${"  name: x\n".repeat(5_000)}`, FILE);
+    expect(duplicates.ok ? 0 : duplicates.issues.length).toBe(100);
+    const topLevel = validateManifestLayer(Array.from({ length: 5_000 }, (_, i) => `key_${i}: 1\n`).join(""), FILE);
+    expect(topLevel.ok ? 0 : topLevel.issues.length).toBe(100);
+    expect(topLevel.ok ? undefined : topLevel.issues[0]?.line).toBe(1);
+  });
+
+  test("lone_cr_line_endings_are_line_breaks", () => {
+    // YAML reads a lone CR as a line break (old Mac files); it used to be YAML_SYNTAX.
+    const lf = 'worker:\n  instruction: "$workspace/main"\n  max_turns: 3\npod:\n  name: mac\n';
+    const cr = lf.replaceAll("\n", "\r");
+    expect(parseManifestLayer(cr, FILE)).toEqual(parseManifestLayer(lf, FILE));
+    expect(parseManifestLayer(lf.replaceAll("\n", "\r\n"), FILE)).toEqual(parseManifestLayer(lf, FILE));
+    // Positions count a CR as the end of a line, as an editor shows it.
+    expect(where(errorOf("worker:\r  max_turns: lots\r"))).toEqual({
+      code: "INVALID_VALUE",
+      file: FILE,
+      line: 2,
+      column: 14,
+    });
+    expect(where(errorOf("pod:\r\n  name: a\r  nmae: b\r"))).toMatchObject({ code: "UNKNOWN_KEY", line: 3, column: 3 });
+  });
+});

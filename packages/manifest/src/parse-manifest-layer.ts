@@ -1,6 +1,6 @@
 import { checkLayerValue } from "./check-layer.ts";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
-import { sortIssues, toManifestError } from "./issue.ts";
+import { lineLocator, sortIssues, toManifestError } from "./issue.ts";
 import type { Issue } from "./issue.ts";
 import { parseSafeYaml } from "./safe-yaml.ts";
 import type { PositionMap } from "./safe-yaml.ts";
@@ -15,8 +15,12 @@ export interface PositionedLayer {
 
 /** Validates one YAML layer and reports every problem found; `file` is used in error positions. */
 export function validateManifestLayer(text: string, file: string): ManifestLayerResult {
-  const issues = layerIssues(text);
-  if (Array.isArray(issues)) return { ok: false, issues: issues.map((issue) => toManifestError(issue, file, text)) };
+  const source = withLineFeeds(text);
+  const issues = layerIssues(source);
+  if (Array.isArray(issues)) {
+    const locate = lineLocator(source);
+    return { ok: false, issues: issues.map((issue) => toManifestError(issue, file, source, locate)) };
+  }
   return { ok: true, value: issues.value };
 }
 
@@ -27,9 +31,19 @@ export function parseManifestLayer(text: string, file: string): PartialManifest 
 
 /** parseManifestLayer that also returns the node positions of the layer. */
 export function parsePositionedLayer(text: string, file: string): PositionedLayer {
-  const issues = layerIssues(text);
-  if (Array.isArray(issues)) throw toManifestError(issues[0]!, file, text);
-  return { ...issues, text };
+  const source = withLineFeeds(text);
+  const issues = layerIssues(source);
+  if (Array.isArray(issues)) throw toManifestError(issues[0]!, file, source);
+  return { ...issues, text: source };
+}
+
+/**
+ * YAML reads a lone CR as a line break, as editors show it; the yaml package does not.
+ * Each lone CR becomes an LF: the same length, so every offset and every line and column
+ * stays what the user sees. (A CR inside a quoted scalar is a line break in YAML too.)
+ */
+function withLineFeeds(text: string): string {
+  return text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text;
 }
 
 function layerIssues(text: string): Issue[] | { value: PartialManifest; positions: PositionMap } {

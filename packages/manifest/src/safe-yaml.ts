@@ -28,7 +28,9 @@ const COMPOSE_OPTIONS = {
   version: "1.2",
   schema: "core",
   merge: false,
-  uniqueKeys: true,
+  // yaml compares every key with every earlier key of its mapping, quadratic in the keys;
+  // the Converter finds duplicates with a Set, and also sees 1 and "1" as one.
+  uniqueKeys: false,
   strict: true,
   prettyErrors: false,
   logLevel: "silent",

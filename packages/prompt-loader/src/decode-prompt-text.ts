@@ -26,7 +26,7 @@ let nodeCrypto: typeof import("node:crypto") | undefined;
 
 /**
  * Hex SHA-256 of the UTF-8 bytes of `text`. node:crypto is loaded on first use: loading it
- * is about a tenth of a cold `pod prompt`, which never needs a hash.
+ * adds to every process start, and a cold `pod prompt` never needs a hash.
  */
 export function sha256Hex(text: string): string {
   nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");

@@ -29,8 +29,8 @@ type Crc32 = typeof import("node:zlib").crc32;
 let zlibCrc32: Crc32 | undefined;
 
 /**
- * `node:zlib`'s crc32, loaded on first use: loading zlib costs ~3 ms of a process start, and
- * a pod that never touches its segment log (`pod prompt`) should not pay it.
+ * `node:zlib`'s crc32, loaded on first use: loading zlib adds to every process start, and
+ * a pod that never touches its segment log (`pod prompt`) should not pay for it.
  */
 function crc32(data: string | Buffer, value?: number): number {
   zlibCrc32 ??= (createRequire(import.meta.url)("node:zlib") as typeof import("node:zlib")).crc32;

@@ -216,6 +216,34 @@ describe("checkTemplate", () => {
     expect(failure("{{#eahc tools}}{{/eahc}}").message).toContain('did you mean "each"?');
   });
 
+  it("block_parameters_named_like_data_variables_are_forbidden", () => {
+    // Handlebars looks block parameters up before @index, @first, @last, @key and @root, so
+    // each of these would print something else in Handlebars than here (issue 19).
+    const cases: [string, number, number][] = [
+      ["{{#each tools as |t index|}}{{@index}},{{/each}}", 1, 1],
+      ["{{#each tools as |first|}}{{#if @first}}F{{/if}}{{/each}}", 1, 1],
+      ["{{#each tools as |t last|}}{{@last}}{{/each}}", 1, 1],
+      ["{{#each tools}}\n  {{#with scope as |key|}}{{@key}}{{/with}}{{/each}}", 2, 3],
+      ["{{#each tools as |t index|}}{{#each scope.readable}}{{@index}}{{/each}}{{/each}}", 1, 1],
+      ["{{#each tools as |root|}}{{cwd}}{{/each}}", 1, 1],
+      ["{{#with scope as |root|}}{{summary}}{{/with}}", 1, 1],
+    ];
+    for (const [text, line, column] of cases) {
+      const found = failure(text);
+      expect({ text, code: found.code, line: found.line, column: found.column }).toEqual({
+        text,
+        code: "FORBIDDEN",
+        line,
+        column,
+      });
+      expect(found.message).toMatch(
+        /a block parameter cannot be named "(index|first|last|key|root)": Handlebars would read/,
+      );
+    }
+    // Names that only contain them are fine.
+    expect(check("{{#each tools as |t indexed|}}{{t}}{{indexed}}{{/each}}").ownNodes).toBe(3);
+  });
+
   it("rewrites_includes_to_per_site_partials_that_get_the_root_context", () => {
     const checked = check('a\n  {{> common/header}}{{> "$user/x"}}\n{{#each tools}}{{> $insomnia/item}}{{/each}}');
     expect(checked.includes.map((s) => [s.target, s.line, s.column])).toEqual([

@@ -78,6 +78,8 @@ const MAX_PROBLEMS = 100;
 const UNKNOWN: CheckType = { kind: "unknown" };
 
 const BLOCK_HELPERS = new Set(["if", "unless", "each", "with"]);
+/** The @variables a template can name (`@root` is refused, but the checker writes it): never block parameter names. */
+const DATA_NAMES: ReadonlySet<string> = new Set(["index", "first", "last", "key", "root"]);
 const ALL_NAMES = [...TEMPLATE_VARIABLES, "scope"];
 const VARIABLE_LIST = TEMPLATE_VARIABLES.join(", ");
 
@@ -88,15 +90,29 @@ const VARIABLE_LIST = TEMPLATE_VARIABLES.join(", ");
  * `@root.x` so they print the root value rather than a member of the current item.
  */
 export function checkTemplate(ast: HbsProgram, site: CheckSite, resolveInclude: ResolveInclude): CheckedTemplate {
+  const { checked, problems } = checkTemplateProblems(ast, site, resolveInclude);
+  const [first] = problems;
+  if (first !== undefined) throw withProblems(first, problems);
+  return checked;
+}
+
+/**
+ * checkTemplate that returns its problems (in document order) instead of throwing them,
+ * with the includes whose names resolved even when there are problems, so a caller can
+ * also report those of them that fail to load.
+ */
+export function checkTemplateProblems(
+  ast: HbsProgram,
+  site: CheckSite,
+  resolveInclude: ResolveInclude,
+): { checked: CheckedTemplate; problems: readonly SystemPromptError[] } {
   const checker = new Checker(site, resolveInclude);
   try {
     checker.program(ast, { context: ROOT_TYPE, params: new Map(), inEach: false });
   } catch (error) {
     if (error !== SKIP) throw error;
   }
-  const [first] = checker.problems;
-  if (first !== undefined) throw withProblems(first, checker.problems);
-  return { ast, includes: checker.includes, ownNodes: checker.nodes };
+  return { checked: { ast, includes: checker.includes, ownNodes: checker.nodes }, problems: checker.problems };
 }
 
 class Checker {
@@ -347,8 +363,11 @@ class Checker {
   }
   /**
    * Reports block parameter names Handlebars would not read as parameters: a helper's name
-   * (`{{join x}}` would stop being the helper and print the parameter) or one that reads as
-   * a `this` path (`as |a-this|`, see isScopedPath).
+   * (`{{join x}}` would stop being the helper and print the parameter), the name of an
+   * @variable (Handlebars looks block parameters up first, so `as |t index|` makes
+   * `{{@index}}` print the item, in this block and every block inside it; `as |root|` does
+   * the same to `@root`, through which root variables inside loops are read), or one that
+   * reads as a `this` path (`as |a-this|`, see isScopedPath).
    */
   usableBlockParams(node: HbsBlock, names: readonly string[]): void {
     for (const name of names) {
@@ -357,6 +376,12 @@ class Checker {
           "FORBIDDEN",
           node,
           `a block parameter cannot be named "${name}" like a helper; choose another name, e.g. as |item|`,
+        );
+      } else if (DATA_NAMES.has(name)) {
+        this.report(
+          "FORBIDDEN",
+          node,
+          `a block parameter cannot be named "${name}": Handlebars would read {{@${name}}} as the parameter, in this block and every block inside it; choose another name, e.g. as |item i|`,
         );
       } else if (/this\b/.test(name)) {
         this.report(

@@ -153,6 +153,8 @@ function leaves(where: Where): string[] {
   if (where.context === "item") out.push("{{this}}", "{{.}}");
   if (where.context === "scope") out.push("{{summary}}", "{{join readable}}", "{{this.summary}}");
   for (const param of where.params) out.push(param === "s" ? "{{s.summary}}" : `{{${param}}}`);
+  // What a block parameter named like an @variable changes in Handlebars.
+  if (where.params.some((param) => DATA_NAMES.has(param))) out.push("{{@index}}", "{{@first}}", "{{@key}}", "{{cwd}}");
   return out;
 }
 
@@ -165,15 +167,50 @@ function conditions(where: Where): string[] {
   return out;
 }
 
+/**
+ * Block parameters of `#each` and `#with`: mostly usable ones, and the names of the
+ * @variables, which Handlebars looks up before `@index` & co. (so they must be refused).
+ */
+const DATA_NAMED_EACH: readonly (readonly string[])[] = [
+  ["tool", "index"],
+  ["index"],
+  ["first"],
+  ["tool", "last"],
+  ["tool", "key"],
+  ["root"],
+];
+const DATA_NAMED_WITH: readonly (readonly string[])[] = [["key"], ["root"], ["first"]];
+/** A block's parameters: none, usable ones, or (rarely, since one spoils the whole template) @variable names. */
+const blockParams = (usable: readonly string[], dataNamed: readonly (readonly string[])[]) =>
+  fc.oneof(
+    { arbitrary: fc.constantFrom<readonly string[]>([], usable), weight: 99 },
+    { arbitrary: fc.constantFrom(...dataNamed), weight: 1 },
+  );
+const EACH_PARAMS = blockParams(["tool", "i"], DATA_NAMED_EACH);
+const WITH_PARAMS = blockParams(["s"], DATA_NAMED_WITH);
+const DATA_NAMES = new Set(["index", "first", "last", "key", "root"]);
+
+/** True when a block of `text` names a block parameter like an @variable. */
+function namesParamLikeData(text: string): boolean {
+  for (const [, names] of text.matchAll(/as \|([^|]*)\|/g)) {
+    if ((names ?? "").split(/\s+/).some((name) => DATA_NAMES.has(name))) return true;
+  }
+  return false;
+}
+
 /** Balanced blocks of the template language, with names that are right where they land. */
 function templateBody(depth: number, where: Where): fc.Arbitrary<string> {
   const choices: fc.Arbitrary<string>[] = [fc.constantFrom(...leaves(where))];
   if (depth > 0) {
     const inner = (next: Where) => templateBody(depth - 1, next);
-    const eachWhere = (params: boolean): Where => ({
+    const withParams = (params: readonly string[]): readonly string[] => [
+      ...where.params.filter((p) => !params.includes(p)),
+      ...params,
+    ];
+    const eachWhere = (params: readonly string[]): Where => ({
       context: "item",
       inLoop: true,
-      params: params ? [...where.params.filter((p) => p !== "tool" && p !== "i"), "tool", "i"] : where.params,
+      params: withParams(params),
     });
     const lists =
       where.context === "scope"
@@ -198,17 +235,17 @@ function templateBody(depth: number, where: Where): fc.Arbitrary<string> {
           return block(helper, condition, chained, otherwise, standalone);
         }),
       fc
-        .tuple(fc.constantFrom(...lists), fc.boolean(), fc.option(inner(where)), fc.boolean())
+        .tuple(fc.constantFrom(...lists), EACH_PARAMS, fc.option(inner(where)), fc.boolean())
         .chain(([list, params, otherwise, standalone]) =>
           inner(eachWhere(params)).map((body) =>
-            block("each", params ? `${list} as |tool i|` : list, body, otherwise, standalone),
+            block("each", params.length > 0 ? `${list} as |${params.join(" ")}|` : list, body, otherwise, standalone),
           ),
         ),
       fc
-        .tuple(fc.boolean(), fc.boolean())
+        .tuple(WITH_PARAMS, fc.boolean())
         .chain(([params, standalone]) =>
-          inner({ context: "scope", inLoop: where.inLoop, params: params ? [...where.params, "s"] : where.params }).map(
-            (body) => block("with", params ? "scope as |s|" : "scope", body, null, standalone),
+          inner({ context: "scope", inLoop: where.inLoop, params: withParams(params) }).map((body) =>
+            block("with", params.length > 0 ? `scope as |${params.join(" ")}|` : "scope", body, null, standalone),
           ),
         ),
     );
@@ -238,26 +275,38 @@ describe("compileRenderer", () => {
   it("renders_every_checked_template_exactly_as_handlebars_does", async () => {
     let compared = 0;
     let rejected = 0;
+    let dataNamedParams = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.oneof({ arbitrary: structuredTemplate, weight: 3 }, { arbitrary: atomTemplate, weight: 1 }),
         fc.constantFrom(...CONTEXTS),
         async (text, ctx) => {
           const ours = await ourRender(text, ctx);
+          const dataNamed = namesParamLikeData(text);
           if (ours instanceof SystemPromptError) {
             expect(ours.phase).toBe("parse");
+            if (dataNamed) {
+              // Refused, not rendered differently: Handlebars would read @index & co. as the parameter.
+              expect(ours.problems.some((p) => p.code === "FORBIDDEN" && p.detail.includes("block parameter"))).toBe(
+                true,
+              );
+              dataNamedParams++;
+            }
             rejected++;
             return;
           }
           compared++;
           expect(ours).toBe(handlebarsRender(text, ctx));
+          expect(dataNamed).toBe(false);
         },
       ),
       { numRuns: 2000, seed: 0x5eed },
     );
-    // Not vacuous: most generated templates pass the checker and are compared, some do not.
+    // Not vacuous: most generated templates pass the checker and are compared, some do not,
+    // and some name a block parameter like an @variable.
     expect(compared).toBeGreaterThan(1200);
     expect(rejected).toBeGreaterThan(250);
+    expect(dataNamedParams).toBeGreaterThan(150);
   });
 
   it("resolves_names_like_handlebars_in_nested_blocks", async () => {
@@ -272,6 +321,28 @@ describe("compileRenderer", () => {
     ].join("\n");
     for (const ctx of CONTEXTS) expect(await ourRender(text, ctx)).toBe(handlebarsRender(text, ctx));
     expect(await ourRender(text, CONTEXTS[0] as RenderContext)).toContain("grep@/repo 0/0 first;grep@/docs 0/1 last;");
+  });
+
+  it("refuses_block_parameters_that_handlebars_reads_instead_of_an_at_variable", async () => {
+    const ctx = CONTEXTS[0] as RenderContext;
+    const raw = (text: string) => {
+      const hb = Handlebars.create();
+      hb.registerHelper("join", (list: unknown[]) => list.map(String).join(", "));
+      return hb.compile(text, HANDLEBARS_OPTIONS)(dataOf(ctx));
+    };
+    const pairs: [string, string][] = [
+      ["{{#each tools as |index|}}{{@index}},{{/each}}", "{{#each tools as |tool|}}{{@index}},{{/each}}"],
+      ["{{#each tools as |first|}}{{@first}},{{/each}}", "{{#each tools as |tool|}}{{@first}},{{/each}}"],
+      ["{{#each tools as |t last|}}{{@last}},{{/each}}", "{{#each tools as |t n|}}{{@last}},{{/each}}"],
+      ["{{#each tools as |key|}}{{@key}},{{/each}}", "{{#each tools as |tool|}}{{@key}},{{/each}}"],
+    ];
+    for (const [named, renamed] of pairs) {
+      const ours = await ourRender(named, ctx);
+      expect([named, SystemPromptError.is(ours) ? ours.code : ours]).toEqual([named, "FORBIDDEN"]);
+      // What the refusal avoids: in Handlebars the name changes what @index & co. print.
+      expect(raw(named)).not.toBe(raw(renamed));
+      expect(await ourRender(renamed, ctx)).toBe(raw(renamed));
+    }
   });
 
   it("prints_two_values_in_a_row_each_as_text", async () => {

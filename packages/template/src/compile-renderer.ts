@@ -38,6 +38,16 @@ interface Scope {
 }
 
 type Render = (scope: Scope, runtime: RenderRuntime) => string;
+
+/** Fixed text of a body, measured once: UTF-16 code units and UTF-8 bytes. */
+interface Text {
+  readonly text: string;
+  readonly units: number;
+  readonly bytes: number;
+}
+
+/** The innermost block around a statement, where output is reported; undefined at the top of a file. */
+type Within = BudgetSite | undefined;
 type Lookup = (scope: Scope, runtime: RenderRuntime) => unknown;
 
 /** The block parameter names of every enclosing `#each`/`#with` body, innermost first: one per runtime Scope. */
@@ -49,14 +59,16 @@ const EMPTY: Render = () => "";
  * Compiles a checked file into a renderer: a tree of closures that renders exactly what
  * Handlebars renders for the template language (noEscape, the five helpers with the
  * package's semantics, includes indented like Handlebars' standalone partials), counting
- * steps and output against the runtime's budget like the helpers it replaces.
+ * steps against the runtime's budget like the helpers it replaces, and every piece of
+ * output (fixed text, a printed value, a join) as it is produced.
  *
  * Only checked ASTs are compiled: every path names a value the render data has, every
  * block is one of the four block helpers, every mustache with arguments is `join`. Text
- * is merged at compile time; a render allocates only the scopes of `#each`/`#with`.
+ * is merged and measured at compile time; a render allocates only the scopes of
+ * `#each`/`#with`.
  */
 export function compileRenderer(ast: HbsProgram, ref: string, includes: readonly IncludeSite[]): FileRenderer {
-  const body = new RendererCompiler(ref, includes).program(ast, []);
+  const body = new RendererCompiler(ref, includes).program(ast, [], undefined);
   return (runtime) => body({ context: runtime.root, params: undefined, loop: undefined, parent: undefined }, runtime);
 }
 
@@ -123,21 +135,25 @@ function internal(detail: string): Error {
 }
 
 class RendererCompiler {
+  readonly #includes: ReadonlyMap<string, IncludeSite>;
+
   constructor(
     private readonly ref: string,
-    private readonly includes: readonly IncludeSite[],
-  ) {}
+    includes: readonly IncludeSite[],
+  ) {
+    this.#includes = new Map(includes.map((site) => [site.partialName, site]));
+  }
 
   site(node: { loc?: { start: { line: number; column: number } } | undefined }): BudgetSite {
     const start = node.loc?.start;
     return { ref: this.ref, line: start?.line, column: start === undefined ? undefined : start.column + 1 };
   }
 
-  program(program: HbsProgram | undefined, names: ParamNames): Render {
+  program(program: HbsProgram | undefined, names: ParamNames, within: Within): Render {
     if (program === undefined) return EMPTY;
     const parts: (string | Render)[] = [];
     for (const statement of program.body) {
-      const part = this.statement(statement, names);
+      const part = this.statement(statement, names, within);
       const last = parts.length - 1;
       if (typeof part === "string") {
         if (part === "") continue;
@@ -148,27 +164,41 @@ class RendererCompiler {
       }
       parts.push(part);
     }
-    const [first] = parts;
+    const measured = parts.map((part): Text | Render =>
+      typeof part === "string" ? { text: part, units: part.length, bytes: Buffer.byteLength(part, "utf8") } : part,
+    );
+    const [first] = measured;
     if (first === undefined) return EMPTY;
-    if (parts.length === 1) return typeof first === "string" ? () => first : first;
+    if (measured.length === 1) {
+      if (typeof first === "function") return first;
+      const { text, units, bytes } = first;
+      return (_scope, runtime) => {
+        runtime.budget.addMeasured(within, units, bytes);
+        return text;
+      };
+    }
     return (scope, runtime) => {
       let out = "";
-      for (let i = 0; i < parts.length; i++) {
-        const part = parts[i] as string | Render;
-        out += typeof part === "string" ? part : part(scope, runtime);
+      for (let i = 0; i < measured.length; i++) {
+        const part = measured[i] as Text | Render;
+        if (typeof part === "function") out += part(scope, runtime);
+        else {
+          runtime.budget.addMeasured(within, part.units, part.bytes);
+          out += part.text;
+        }
       }
       return out;
     };
   }
 
-  statement(node: HbsStatement, names: ParamNames): string | Render {
+  statement(node: HbsStatement, names: ParamNames, within: Within): string | Render {
     switch (node.type) {
       case "ContentStatement":
         return node.value;
       case "CommentStatement":
         return "";
       case "MustacheStatement":
-        return this.mustache(node, names);
+        return this.mustache(node, names, within);
       case "BlockStatement":
         return this.block(node, names);
       case "PartialStatement":
@@ -178,13 +208,13 @@ class RendererCompiler {
     }
   }
 
-  mustache(node: HbsMustache, names: ParamNames): Render {
-    if (node.params.length > 0) return this.join(node, names);
+  mustache(node: HbsMustache, names: ParamNames, within: Within): Render {
+    if (node.params.length > 0) return this.join(node, names, within);
     const value = this.lookup(node.path, names);
-    return (scope, runtime) => print(value(scope, runtime));
+    return (scope, runtime) => runtime.budget.add(within, print(value(scope, runtime)));
   }
 
-  join(node: HbsMustache, names: ParamNames): Render {
+  join(node: HbsMustache, names: ParamNames, within: Within): Render {
     const [listParam, separatorParam] = node.params as [HbsExpression, HbsExpression | undefined];
     const list = this.lookup(listParam, names);
     const at = this.site(node);
@@ -199,7 +229,7 @@ class RendererCompiler {
       const sep = String(separator(scope, runtime));
       if (!Array.isArray(items)) throw new TypeError("join was given something that is not a list");
       runtime.budget.step(at);
-      return joinList(items, sep);
+      return runtime.budget.add(within, joinList(items, sep));
     };
   }
 
@@ -210,31 +240,27 @@ class RendererCompiler {
     if (param === undefined) throw internal(`{{#${String(helper)}}} without an argument`);
     const value = this.lookup(param, names);
     const at = this.site(node);
-    const inverse = this.program(node.inverse, names);
+    // What the block's bodies produce is reported at the block.
+    const inverse = this.program(node.inverse, names, at);
     switch (helper) {
       case "if":
       case "unless": {
-        const fn = this.program(node.program, names);
+        const fn = this.program(node.program, names, at);
         const negate = helper === "unless";
         return (scope, runtime) => {
-          const budget = runtime.budget;
           const chosen = isEmpty(value(scope, runtime)) !== negate ? inverse : fn;
-          budget.step(at);
-          const mark = budget.mark();
-          return budget.account(at, mark, chosen(scope, runtime));
+          runtime.budget.step(at);
+          return chosen(scope, runtime);
         };
       }
       case "with": {
-        const fn = this.program(node.program, [node.program?.blockParams ?? [], ...names]);
+        const fn = this.program(node.program, [node.program?.blockParams ?? [], ...names], at);
         return (scope, runtime) => {
-          const budget = runtime.budget;
           const context = value(scope, runtime);
-          budget.step(at);
-          const mark = budget.mark();
-          const out = isEmpty(context)
+          runtime.budget.step(at);
+          return isEmpty(context)
             ? inverse(scope, runtime)
             : fn({ context, params: [context], loop: scope.loop, parent: scope }, runtime);
-          return budget.account(at, mark, out);
         };
       }
       case "each":
@@ -246,31 +272,28 @@ class RendererCompiler {
 
   each(node: HbsBlock, value: Lookup, inverse: Render, at: BudgetSite, names: ParamNames): Render {
     const blockParams = node.program?.blockParams ?? [];
-    const fn = this.program(node.program, [blockParams, ...names]);
+    const fn = this.program(node.program, [blockParams, ...names], at);
     const withParams = blockParams.length > 0;
     return (scope, runtime) => {
       const budget = runtime.budget;
       const list = value(scope, runtime);
       budget.step(at);
       if (!Array.isArray(list)) throw new TypeError("#each was given something that is not a list");
-      const mark = budget.mark();
-      if (list.length === 0) return budget.account(at, mark, inverse(scope, runtime));
+      if (list.length === 0) return inverse(scope, runtime);
       let out = "";
       for (let index = 0; index < list.length; index++) {
         budget.step(at);
         const context: unknown = list[index];
         const loop = { index, last: index === list.length - 1 };
-        const iteration = budget.mark();
-        const text = fn({ context, params: withParams ? [context, index] : undefined, loop, parent: scope }, runtime);
-        out += budget.account(at, iteration, text);
+        out += fn({ context, params: withParams ? [context, index] : undefined, loop, parent: scope }, runtime);
       }
-      return budget.account(at, mark, out);
+      return out;
     };
   }
 
   include(node: HbsPartial): Render {
     const name = node.name.type === "StringLiteral" ? String(node.name.value) : undefined;
-    const site = this.includes.find((include) => include.partialName === name);
+    const site = name === undefined ? undefined : this.#includes.get(name);
     if (site === undefined) throw internal(`an include that is not in the file's include list (${String(name)})`);
     const at: BudgetSite = { ref: this.ref, line: site.line, column: site.column };
     const target = site.target;
@@ -278,17 +301,15 @@ class RendererCompiler {
     return (_scope, runtime) => {
       const budget = runtime.budget;
       budget.step(at);
-      const mark = budget.mark();
-      budget.enter(target);
+      budget.enter(target, at);
       let out: string;
       try {
         out = runtime.include(target);
       } finally {
         budget.leave();
       }
-      budget.account(at, mark, out);
       if (indent === "") return out;
-      budget.accountCopies(at, indent, indentedLineCount(out));
+      budget.addCopies(at, indent, indentedLineCount(out));
       return indentLines(out, indent);
     };
   }

@@ -32,32 +32,84 @@ export interface Token {
   loc: JisonLocation;
 }
 
-/** Every token of `text`, on a private lexer instance; stops at the first unrecognized text. */
-export function lexAll(text: string): { tokens: Token[]; lexError?: { line: number; column: number } } {
+/** Where lexing stopped: at the end, at unrecognized text (a lexical error), or because `visit` asked. */
+export type LexEnd =
+  | { readonly kind: "eof" }
+  | { readonly kind: "invalid" }
+  | { readonly kind: "stopped" }
+  | { readonly kind: "error"; readonly line: number; readonly column: number };
+
+/**
+ * Lexes `text` on a private lexer instance, handing each token to `visit` until it returns
+ * false. Stops at the end, at the first unrecognized text, and after the first INVALID
+ * token: Handlebars' parser accepts no INVALID token, so nothing after one is ever parsed,
+ * and stopping there is what keeps lexing linear. A lexer rule that fails only after
+ * scanning to the end of the text (a `[` with no `]` after it, a `"` with no closing
+ * quote, `{{!` with no `}}`) is always followed by an INVALID token, so it fails once per
+ * file instead of once per character (`{{[` × 40,000 took quadratic time).
+ */
+export function lexTokens(text: string, visit: (token: Token) => boolean): LexEnd {
   const parser = handlebarsParser() as JisonParser;
   const lexer = Object.create(parser.lexer) as JisonLexer;
   // Without a parser in yy the lexer throws a plain Error on unrecognized text.
   lexer.yy = {};
   lexer.setInput(text);
-  const tokens: Token[] = [];
   // Every token but EOF consumes input, except in states where Handlebars' lexer can emit
   // empty tokens forever (e.g. a text ending in "}}}}" leaves it in its raw state): a
   // text of n characters has at most n + 1 real tokens, so more means it is stuck.
   const maxTokens = text.length + 2;
-  for (;;) {
+  for (let count = 1; ; count++) {
     let id: number | string;
     try {
       id = lexer.lex();
     } catch {
       const at = lexer.yylloc;
-      return { tokens, lexError: { line: at.last_line, column: at.last_column + 1 } };
+      return { kind: "error", line: at.last_line, column: at.last_column + 1 };
     }
     const name = typeof id === "number" ? (parser.terminals_[id] ?? String(id)) : id;
-    tokens.push({ name, text: lexer.yytext, loc: { ...lexer.yylloc } });
-    if (name === "EOF") return { tokens };
-    if (tokens.length > maxTokens) {
+    if (!visit({ name, text: lexer.yytext, loc: { ...lexer.yylloc } })) return { kind: "stopped" };
+    if (name === "EOF") return { kind: "eof" };
+    if (name === "INVALID") return { kind: "invalid" };
+    if (count > maxTokens) {
       const at = lexer.yylloc;
-      return { tokens, lexError: { line: at.last_line, column: at.last_column + 1 } };
+      return { kind: "error", line: at.last_line, column: at.last_column + 1 };
     }
   }
+}
+
+/** Every token of `text` up to where Handlebars' parser must stop (see lexTokens); `lexError` at unrecognized text. */
+export function lexAll(text: string): { tokens: Token[]; lexError?: { line: number; column: number } } {
+  const tokens: Token[] = [];
+  const end = lexTokens(text, (token) => {
+    tokens.push(token);
+    return true;
+  });
+  return end.kind === "error" ? { tokens, lexError: { line: end.line, column: end.column } } : { tokens };
+}
+
+/** Tokens that begin a statement of the AST (a `{{else if}}` link is a nested block). */
+const STATEMENT_TOKENS: ReadonlySet<string> = new Set([
+  "CONTENT",
+  "COMMENT",
+  "OPEN",
+  "OPEN_UNESCAPED",
+  "OPEN_BLOCK",
+  "OPEN_INVERSE",
+  "OPEN_INVERSE_CHAIN",
+  "OPEN_PARTIAL",
+  "OPEN_PARTIAL_BLOCK",
+  "OPEN_RAW_BLOCK",
+]);
+
+/**
+ * True when the tokens of `text` begin more than `max` statements; lexes no further than
+ * the statement past `max`, so its cost is bounded by `max`, not by the text.
+ */
+export function hasMoreStatementsThan(text: string, max: number): boolean {
+  let statements = 0;
+  const end = lexTokens(text, (token) => {
+    if (STATEMENT_TOKENS.has(token.name)) statements++;
+    return statements <= max;
+  });
+  return end.kind === "stopped";
 }

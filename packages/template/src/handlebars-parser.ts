@@ -11,8 +11,8 @@ interface HandlebarsParserModule {
 // Only Handlebars' parser is used: templates are rendered by compile-renderer.ts, never by
 // Handlebars' compiler or runtime. `compiler/base.js` is what Handlebars.parse is (the
 // same function, exported by every build of the release) and loads five small files (parser,
-// whitespace control, AST helpers, utils, exception) instead of the whole library: about
-// 7 ms less to start a process than the single-file build. It is loaded on first use, since
+// whitespace control, AST helpers, utils, exception) instead of the whole library, so a
+// process start loads less than with the single-file build. It is loaded on first use, since
 // a run that renders only the builtin instruction gets its AST prebuilt (prebuilt-asts.ts).
 // handlebars is CommonJS and has no `exports` map, so the file is required by its path.
 // handlebars-parser.test.ts checks the ASTs are the main entry's.

@@ -621,6 +621,73 @@ const SHAPES: readonly Shape[] = [
     expected: { code: "TOO_DEEP", positioned: true },
     work: `3000 chained {{else if}} > ${MAX_NESTING_DEPTH}`,
   },
+  // Issue 19: block parameters named like @variables, which Handlebars reads instead of them.
+  ...(
+    [
+      ["block_param_index", "{{#each tools as |t index|}}{{@index}},{{/each}}"],
+      ["block_param_first", "{{#each tools as |first|}}{{#if @first}}F{{/if}}{{/each}}"],
+      ["block_param_last", "{{#each tools as |t last|}}{{@last}}{{/each}}"],
+      ["block_param_key_in_with", "{{#each tools}}{{#with scope as |key|}}{{@key}}{{/with}}{{/each}}"],
+      ["block_param_index_outer", "{{#each tools as |t index|}}{{#each scope.readable}}{{@index}}{{/each}}{{/each}}"],
+      ["block_param_root", "{{#each tools as |root|}}{{cwd}}{{/each}}"],
+    ] as const
+  ).map(
+    ([name, main]): Shape => ({
+      name,
+      files: { main },
+      expected: { code: "FORBIDDEN", positioned: true },
+      work: "refused by the checker: Handlebars would print the parameter where @index & co. are written",
+    }),
+  ),
+  // Issue 19: a rule that fails only at the end of the file, once per tag, was quadratic.
+  ...[40_000, 349_525].map(
+    (times): Shape => ({
+      name: `unclosed_literal_segment_${times}_times`,
+      files: { main: "{{[".repeat(times) },
+      expected: { code: "SYNTAX", positioned: true },
+      work: `${3 * times} bytes of \`{{[\`: located at 1:1, lexed up to the first INVALID token`,
+    }),
+  ),
+  {
+    name: "unclosed_comment_tag_300000_times",
+    files: { main: "{{!".repeat(300_000) },
+    expected: { code: "SYNTAX", positioned: true },
+    work: "900000 bytes of `{{!` with no `}}`: located at 1:1",
+  },
+  {
+    name: "cwd_149000_times_then_unclosed_if",
+    files: { main: `${"{{cwd}}".repeat(149_000)}{{#if}}` },
+    expected: { code: "EXPANSION_TOO_LARGE", positioned: true },
+    work: `149001 statements that do not parse: the per-file cap (${DEFAULT_LIMITS.maxFileStatements}) before the locator`,
+  },
+  // Issue 19: one body of 10,000 values, each counted as it is printed.
+  {
+    name: "join_7537_readable_10000_times",
+    files: { main: "{{join scope.readable}}".repeat(10_000) },
+    context: {
+      scope: {
+        readable: Array.from({ length: 7537 }, (_, i) => `/srv/project/module-${i}`),
+        writable: [],
+        summary: SUMMARY,
+      },
+    },
+    expected: { code: "OUTPUT_TOO_LARGE", positioned: false },
+    work: "~1.8 GB asked (it used to build it and fail with RENDER_FAILED), stopped one join past the cap",
+  },
+  {
+    name: "summary_64KiB_10000_times",
+    files: { main: "{{scope.summary}}".repeat(10_000) },
+    context: { scope: { readable: [], writable: [], summary: "s".repeat(64 * 1024) } },
+    expected: { code: "OUTPUT_TOO_LARGE", positioned: false },
+    work: "640 MiB asked (over V8's longest string: it used to be RENDER_FAILED), stopped one value past the cap",
+  },
+  {
+    name: "join_200_tools_10000_times_in_a_block",
+    files: { main: `{{#if cwd}}${"{{join tools}}".repeat(9_999)}{{/if}}` },
+    context: { tools: Array.from({ length: 200 }, (_, i) => `tool_${i}`) },
+    expected: { code: "OUTPUT_TOO_LARGE", positioned: true },
+    work: "~19 MB asked, stopped one join past the cap, at the block",
+  },
   {
     // Found by a differential hunt: the nesting pre-check read only 14 characters after `{{`,
     // so spaces before `else` hid the chain and Handlebars' parser spent minutes on it.

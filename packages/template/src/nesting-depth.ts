@@ -14,7 +14,7 @@ const OPENS = new Set(["OPEN_BLOCK", "OPEN_INVERSE", "OPEN_PARTIAL_BLOCK", "OPEN
 /**
  * Finds block nesting deeper than `max` before Handlebars parses the text: its parser
  * takes time quadratic in the depth and its compiler and runtime recurse once per level,
- * so a hostile file could take minutes or overflow the stack. `{{else if}}` chains count
+ * so a hostile file could keep the parser busy for a very long time or overflow the stack. `{{else if}}` chains count
  * as nesting (each one is a nested block in the AST), and so do subexpressions.
  */
 export function findTooDeepNesting(text: string, max = MAX_NESTING_DEPTH): TooDeep | undefined {
@@ -45,13 +45,17 @@ export function findTooDeepNesting(text: string, max = MAX_NESTING_DEPTH): TooDe
 /** Cheap upper bound: without more than `max` block, chain or subexpression openers there is nothing to lex. */
 function mayNestDeeperThan(text: string, max: number): boolean {
   let openers = 0;
+  // The next `(` at or after the current tag; it only moves forward, so the scan is linear
+  // even when the only `(` is at the end of the file.
+  let paren = text.indexOf("(");
   for (let open = text.indexOf("{{"); open !== -1; ) {
     const close = text.indexOf("}}", open + 2);
     const end = close === -1 ? text.length : close;
     // The whole tag, not a prefix: Handlebars allows any whitespace before `else` in `{{   else if x}}`.
     const first = /[^{~\s]/.exec(text.slice(open + 2, end))?.[0];
     if (first === "#" || first === "^" || first === "e") openers += 1;
-    for (let i = text.indexOf("(", open); i !== -1 && i < end; i = text.indexOf("(", i + 1)) openers += 1;
+    if (paren !== -1 && paren < open) paren = text.indexOf("(", open);
+    for (; paren !== -1 && paren < end; paren = text.indexOf("(", paren + 1)) openers += 1;
     if (openers > max) return true;
     if (close === -1) return false;
     open = text.indexOf("{{", close + 2);

@@ -19,8 +19,8 @@ let table: ReadonlyMap<string, HbsProgram> | undefined;
  * builtin prompts), else undefined. A fresh copy every call: the checker
  * rewrites the AST it is given.
  *
- * Parsing needs Handlebars' parser, and loading it is about a tenth of a cold `pod prompt`;
- * with the builtin instruction prebuilt, such a run never loads it. Content-addressed, so
+ * Parsing needs Handlebars' parser, and loading it adds to every process start; with the
+ * builtin instruction prebuilt, a run that uses only the builtin never loads it. Content-addressed, so
  * any file with the same text gets the same AST (the text is the key: nothing to hash); used only when the installed handlebars is
  * the release that built the table, and a missing or unreadable table just means parsing.
  */

@@ -48,7 +48,7 @@ interface ListMemo {
  * Validates a string list and returns its frozen (and, for tools, sorted) copy. When the
  * caller passes the same array with the same items as last time, the last copy is returned:
  * a render is usually given the same scope and tools again, and copying, checking, sorting
- * and freezing them was a third of a warm render. Each item is read exactly once.
+ * and freezing them would be repeated work on every render. Each item is read exactly once.
  */
 function frozenList(value: unknown, name: string, memo: ListMemo | undefined, sort: boolean): ListMemo {
   if (!Array.isArray(value)) invalid(`${name} must be an array of strings`);
@@ -88,80 +88,82 @@ function formatClock(d: Date, ms: number, year: number): Clock {
   return { ms, date, time, datetime: `${date}T${time}Z` };
 }
 
-// The last render data built, with what it was built from. Module-level: render is
-// synchronous and the data depends on the context only, so every template can share it.
-let lastNow: unknown;
-let lastClock: Clock | undefined;
-let lastReadable: ListMemo | undefined;
-let lastWritable: ListMemo | undefined;
-let lastTools: ListMemo | undefined;
-let lastData: RenderData | undefined;
-
 /**
- * Validates a render context and returns the frozen root context for it. Equal contexts
- * (same instant, same strings, same arrays holding the same items) get the same frozen
- * object back; anything else gets a new one.
+ * The render data last built, with what it was built from: an equal context (same instant,
+ * same strings, same arrays holding the same items) gets the same frozen object back;
+ * anything else gets a new one. A render is usually given the same scope and tools again,
+ * and copying, checking, sorting and freezing them again would be most of the work of a
+ * warm render whose context did not change (bench/render.mjs measures the warm render). Each template's render state owns
+ * one, so no state is shared between templates or kept at module level.
  */
-export function buildRenderData(ctx: RenderContext): RenderData {
-  if (typeof ctx !== "object" || ctx === null) invalid("expected an object");
-  const now: unknown = ctx.now;
-  // The same Date object as last time passed this check then, and stays a Date.
-  if (now !== lastNow && Object.prototype.toString.call(now) !== "[object Date]") invalid("now must be a Date");
-  const d = now as Date;
-  const ms = d.getTime();
-  if (!Number.isFinite(ms)) invalid("now is an invalid Date");
-  let clock = lastClock;
-  if (clock === undefined || clock.ms !== ms) {
-    const year = d.getUTCFullYear();
-    if (year < 0 || year > 9999) invalid(`now must be between years 0000 and 9999 (RFC 3339), got ${year}`);
-    clock = formatClock(d, ms, year);
-  }
-  const cwd: unknown = ctx.cwd;
-  if (typeof cwd !== "string") invalid("cwd must be a string");
-  const scope: unknown = ctx.scope;
-  if (typeof scope !== "object" || scope === null) invalid("scope must be an object { readable, writable, summary }");
-  const { readable, writable, summary } = scope as Record<string, unknown>;
-  if (typeof summary !== "string") invalid("scope.summary must be a string");
-  const agentsMd: unknown = ctx.agentsMd;
-  if (agentsMd !== undefined && typeof agentsMd !== "string") invalid("agentsMd must be a string or undefined");
+export class RenderDataMemo {
+  #now: unknown;
+  #clock: Clock | undefined;
+  #readable: ListMemo | undefined;
+  #writable: ListMemo | undefined;
+  #tools: ListMemo | undefined;
+  #data: RenderData | undefined;
 
-  const readableList = frozenList(readable, "scope.readable", lastReadable, false);
-  const writableList = frozenList(writable, "scope.writable", lastWritable, false);
-  const toolList = frozenList(ctx.tools, "tools", lastTools, true);
+  /** Validates a render context and returns the frozen root context for it. */
+  build(ctx: RenderContext): RenderData {
+    if (typeof ctx !== "object" || ctx === null) invalid("expected an object");
+    const now: unknown = ctx.now;
+    // The same Date object as last time passed this check then, and stays a Date.
+    if (now !== this.#now && Object.prototype.toString.call(now) !== "[object Date]") invalid("now must be a Date");
+    const d = now as Date;
+    const ms = d.getTime();
+    if (!Number.isFinite(ms)) invalid("now is an invalid Date");
+    let clock = this.#clock;
+    if (clock === undefined || clock.ms !== ms) {
+      const year = d.getUTCFullYear();
+      if (year < 0 || year > 9999) invalid(`now must be between years 0000 and 9999 (RFC 3339), got ${year}`);
+      clock = formatClock(d, ms, year);
+    }
+    const cwd: unknown = ctx.cwd;
+    if (typeof cwd !== "string") invalid("cwd must be a string");
+    const scope: unknown = ctx.scope;
+    if (typeof scope !== "object" || scope === null) invalid("scope must be an object { readable, writable, summary }");
+    const { readable, writable, summary } = scope as Record<string, unknown>;
+    if (typeof summary !== "string") invalid("scope.summary must be a string");
+    const agentsMd: unknown = ctx.agentsMd;
+    if (agentsMd !== undefined && typeof agentsMd !== "string") invalid("agentsMd must be a string or undefined");
 
-  const last = lastData;
-  let data: RenderData;
-  if (
-    last !== undefined &&
-    clock === lastClock &&
-    cwd === last.cwd &&
-    readableList === lastReadable &&
-    writableList === lastWritable &&
-    toolList === lastTools &&
-    summary === last.scope.summary
-  ) {
-    data = last;
-  } else {
-    data = Object.freeze({
-      date: clock.date,
-      time: clock.time,
-      datetime: clock.datetime,
-      cwd,
-      scope:
-        last !== undefined &&
-        readableList === lastReadable &&
-        writableList === lastWritable &&
-        summary === last.scope.summary
+    const readableList = frozenList(readable, "scope.readable", this.#readable, false);
+    const writableList = frozenList(writable, "scope.writable", this.#writable, false);
+    const toolList = frozenList(ctx.tools, "tools", this.#tools, true);
+
+    const last = this.#data;
+    const sameScope =
+      last !== undefined &&
+      readableList === this.#readable &&
+      writableList === this.#writable &&
+      summary === last.scope.summary;
+    let data: RenderData;
+    if (sameScope && clock === this.#clock && cwd === last.cwd && toolList === this.#tools) {
+      data = last;
+    } else {
+      data = Object.freeze({
+        date: clock.date,
+        time: clock.time,
+        datetime: clock.datetime,
+        cwd,
+        scope: sameScope
           ? last.scope
           : Object.freeze({ readable: readableList.frozen, writable: writableList.frozen, summary }),
-      tools: toolList.frozen,
-    });
+        tools: toolList.frozen,
+      });
+    }
+    this.#now = now;
+    this.#clock = clock;
+    this.#readable = readableList;
+    this.#writable = writableList;
+    this.#tools = toolList;
+    this.#data = data;
+    return data;
   }
-  lastNow = now;
-  lastClock = clock;
-  lastReadable = readableList;
-  lastWritable = writableList;
-  lastTools = toolList;
-  lastData = data;
-  return data;
+}
+
+/** Validates a render context and returns a new frozen root context for it (nothing remembered). */
+export function buildRenderData(ctx: RenderContext): RenderData {
+  return new RenderDataMemo().build(ctx);
 }

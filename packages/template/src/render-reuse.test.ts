@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makePromptDirs, sampleContext, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
-import { buildRenderData, type RenderContext } from "./render-data.ts";
+import { type RenderContext, RenderDataMemo } from "./render-data.ts";
 import { SystemPromptError } from "./system-prompt-error.ts";
 import { SystemPromptTemplate } from "./system-prompt-template.ts";
 
@@ -26,7 +26,7 @@ function renderError(
   throw new Error("render did not fail");
 }
 
-/** What buildRenderData must return, computed from scratch with nothing remembered. */
+/** What RenderDataMemo.build must return, computed from scratch with nothing remembered. */
 function expectedData(ctx: RenderContext) {
   const iso = ctx.now.toISOString();
   return {
@@ -41,34 +41,36 @@ function expectedData(ctx: RenderContext) {
 
 describe("render data is reused only when nothing changed", () => {
   it("an_equal_context_gets_the_same_frozen_data_and_any_change_a_new_one", () => {
+    const memo = new RenderDataMemo();
     const tools = ["b", "a"];
     const ctx = sampleContext({ tools });
-    const first = buildRenderData(ctx);
-    expect(buildRenderData(ctx)).toBe(first);
-    expect(buildRenderData({ ...ctx, scope: { ...ctx.scope } })).toBe(first);
+    const first = memo.build(ctx);
+    expect(memo.build(ctx)).toBe(first);
+    expect(memo.build({ ...ctx, scope: { ...ctx.scope } })).toBe(first);
 
     tools.push("c"); // changed in place: same array, new item
-    const grown = buildRenderData(ctx);
+    const grown = memo.build(ctx);
     expect(grown).not.toBe(first);
     expect(grown.tools).toEqual(["a", "b", "c"]);
     expect(first.tools).toEqual(["a", "b"]);
     expect(grown.scope).toBe(first.scope);
 
     tools[0] = "z"; // same length, different item
-    expect(buildRenderData(ctx).tools).toEqual(["a", "c", "z"]);
-    expect(buildRenderData({ ...ctx, now: new Date(0) }).datetime).toBe("1970-01-01T00:00:00Z");
-    expect(buildRenderData({ ...ctx, cwd: "/other" }).cwd).toBe("/other");
-    expect(buildRenderData({ ...ctx, scope: { ...ctx.scope, summary: "T" } }).scope.summary).toBe("T");
+    expect(memo.build(ctx).tools).toEqual(["a", "c", "z"]);
+    expect(memo.build({ ...ctx, now: new Date(0) }).datetime).toBe("1970-01-01T00:00:00Z");
+    expect(memo.build({ ...ctx, cwd: "/other" }).cwd).toBe("/other");
+    expect(memo.build({ ...ctx, scope: { ...ctx.scope, summary: "T" } }).scope.summary).toBe("T");
   });
 
   it("a_bad_item_is_still_rejected_after_a_good_call_with_the_same_array", () => {
+    const memo = new RenderDataMemo();
     const readable: unknown[] = ["/repo"];
     const ctx = sampleContext({ scope: { readable: readable as string[], writable: [], summary: "S" } });
-    expect(buildRenderData(ctx).scope.readable).toEqual(["/repo"]);
+    expect(memo.build(ctx).scope.readable).toEqual(["/repo"]);
     readable.push(7);
     let caught: unknown;
     try {
-      buildRenderData(ctx);
+      memo.build(ctx);
     } catch (error) {
       caught = error;
     }
@@ -76,7 +78,7 @@ describe("render data is reused only when nothing changed", () => {
       "INVALID_CONTEXT",
       "invalid render context: scope.readable[1] must be a string, got number",
     ]);
-    expect(() => buildRenderData({ ...ctx, now: new Date(Date.UTC(10000, 0, 1)) })).toThrow(SystemPromptError);
+    expect(() => memo.build({ ...ctx, now: new Date(Date.UTC(10000, 0, 1)) })).toThrow(SystemPromptError);
   });
 
   it("any_sequence_of_calls_and_in_place_changes_gives_what_a_fresh_build_gives", () => {
@@ -95,6 +97,7 @@ describe("render data is reused only when nothing changed", () => {
     );
     fc.assert(
       fc.property(fc.array(step, { maxLength: 25 }), (steps) => {
+        const memo = new RenderDataMemo();
         const lists: string[][] = [["a"], ["b"], ["c", "a"]];
         let now = new Date(0);
         let cwd = "/repo";
@@ -111,7 +114,7 @@ describe("render data is reused only when nothing changed", () => {
           else if (s.kind === "replace") lists[s.list] = [...s.values];
           else if (s.kind === "now") now = new Date(s.ms);
           else cwd = s.value;
-          const data = buildRenderData(ctx());
+          const data = memo.build(ctx());
           expect(data).toEqual(expectedData(ctx()));
           expect([
             Object.isFrozen(data),

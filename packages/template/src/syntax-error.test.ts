@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { hasMoreStatementsThan, lexAll, lexTokens } from "./handlebars-lexer.ts";
 import { parseTemplateText } from "./handlebars-parser.ts";
 import { describeSyntaxError, type SyntaxErrorInfo } from "./syntax-error.ts";
 
@@ -70,5 +71,39 @@ describe("describeSyntaxError", () => {
   it("points_at_an_unclosed_mustache_or_comment", () => {
     expect(syntaxError("x\n  {{foo")).toEqual({ line: 2, column: 3, message: "this {{ is never closed; add }}" });
     expect(syntaxError("x {{!-- no end")).toMatchObject({ line: 1, column: 3 });
+  });
+
+  it("a_long_run_of_unclosed_literal_segments_is_lexed_once_not_once_per_tag", () => {
+    // Each `[` with no `]` after it made the lexer scan to the end of the file, and the
+    // locator lexed on past every one of them: quadratic in the file (issue 19).
+    // Handlebars' parser stops at the first INVALID token, and so does the lexer now.
+    const text = "{{[".repeat(40_000);
+    const { tokens } = lexAll(text);
+    expect(tokens.map((t) => t.name)).toEqual(["OPEN", "INVALID"]);
+    expect(syntaxError(text)).toEqual({ line: 1, column: 1, message: "this {{ is never closed; add }}" });
+    // The same for the other rules that can fail only at the end of the file.
+    for (const [tag, names] of [
+      ["{{!", ["OPEN", "INVALID"]],
+      ["{{#[}}", ["OPEN_BLOCK", "INVALID"]],
+    ] as const) {
+      expect([tag, lexAll(tag.repeat(40_000)).tokens.map((t) => t.name)]).toEqual([tag, names]);
+    }
+  });
+
+  it("the_1_mib_run_of_unclosed_literal_segments_is_located", () => {
+    // The size of the largest file the loader reads; quadratic, this never finished.
+    const text = "{{[".repeat(349_525);
+    expect(text.length).toBeLessThanOrEqual(1024 * 1024);
+    expect(syntaxError(text)).toEqual({ line: 1, column: 1, message: "this {{ is never closed; add }}" });
+  });
+
+  it("counting_statements_lexes_no_further_than_the_one_past_the_cap", () => {
+    const text = `${"{{cwd}}".repeat(149_000)}{{#if}}`;
+    let lexed = 0;
+    lexTokens(text, () => ++lexed < 100);
+    expect(lexed).toBe(100);
+    expect(hasMoreStatementsThan(text, 10_000)).toBe(true);
+    expect(hasMoreStatementsThan("a{{cwd}}b{{! c }}{{#if x}}{{else if y}}{{/if}}", 6)).toBe(false);
+    expect(hasMoreStatementsThan("a{{cwd}}b{{! c }}{{#if x}}{{else if y}}{{/if}}", 5)).toBe(true);
   });
 });

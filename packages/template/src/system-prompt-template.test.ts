@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makePromptDirs, sampleContext, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
 import {
   clearTemplateCache,
+  type RenderContext,
   SystemPromptError,
   SystemPromptTemplate,
   templateCacheStats,
@@ -434,26 +435,23 @@ describe("SystemPromptTemplate: bad input", () => {
   it("lists_every_problem_of_a_file_and_every_include_that_fails_to_load", async () => {
     p.write("$workspace/main", '{{cwdd}}\n{{> gone}}\n{{> part}}\n{{tols}}\n{{> "$user/gone"}}');
     p.write("$workspace/part", "fine");
+    // The file's own problems and its includes that fail to load, in one run, in document
+    // order (the missing includes used to show only once the variables were fixed: issue 11).
     const checked = await parseError("$workspace/main");
+    const inMain = { phase: "parse", ref: "$workspace/main", file: p.fileOf("$workspace/main") };
     expect(checked.problems.map(where)).toEqual([
-      {
-        phase: "parse",
-        code: "UNKNOWN_VARIABLE",
-        ref: "$workspace/main",
-        file: p.fileOf("$workspace/main"),
-        line: 1,
-        column: 3,
-      },
-      {
-        phase: "parse",
-        code: "UNKNOWN_VARIABLE",
-        ref: "$workspace/main",
-        file: p.fileOf("$workspace/main"),
-        line: 4,
-        column: 3,
-      },
+      { ...inMain, code: "UNKNOWN_VARIABLE", line: 1, column: 3 },
+      { ...inMain, code: "INCLUDE_FAILED", line: 2, column: 1 },
+      { ...inMain, code: "UNKNOWN_VARIABLE", line: 4, column: 3 },
+      { ...inMain, code: "INCLUDE_FAILED", line: 5, column: 1 },
     ]);
     expect(checked.problems[0]).toBe(checked);
+    expect(checked.problems.map((e) => PromptLoaderError.is(e.cause) && e.cause.code)).toEqual([
+      false,
+      "NOT_FOUND",
+      false,
+      "NOT_FOUND",
+    ]);
 
     p.write("$workspace/main", '{{> gone}}\n{{> part}}\n  {{> "$user/gone"}}\n{{> gone}}');
     p.write("$workspace/part", "{{cwd}} {{oops}}");
@@ -601,6 +599,25 @@ describe("SystemPromptTemplate: bad input", () => {
     );
   });
 
+  it("the_per_file_statement_cap_applies_before_a_syntax_error_is_located", async () => {
+    // Many tags and an unclosed block at the end: the whole file was parsed, and the syntax
+    // error located by lexing and re-parsing it, before the cap was looked at (issue 19).
+    p.write("$workspace/many", `${"{{cwd}}".repeat(20_000)}{{#if}}`);
+    const error = await parseError("$workspace/many");
+    expect(where(error)).toEqual({
+      phase: "parse",
+      code: "EXPANSION_TOO_LARGE",
+      ref: "$workspace/many",
+      file: p.fileOf("$workspace/many"),
+      line: 1,
+      column: 1,
+    });
+    expect(error.detail).toContain("more than 10000 statements");
+    // Under the cap the syntax error is still located.
+    const located = await parseError("$workspace/many", { maxFileStatements: 30_000 });
+    expect([located.code, located.line, located.column]).toEqual(["SYNTAX", 1, 140_001]);
+  });
+
   it("stops_runtime_fan_out_with_the_step_budget", async () => {
     for (let level = 0; level < 8; level++) {
       p.write(`$workspace/z${level}`, Array.from({ length: 10 }, () => `{{> z${level + 1}}}`).join(""));
@@ -658,8 +675,12 @@ describe("SystemPromptTemplate: bad input", () => {
     });
     expect(error.chain).toEqual(["$workspace/big", "$workspace/part"]);
     expect(error.message).toContain("larger than 1048576 bytes");
+    // Output is counted as it is produced: "Head\n" and part's "x\n   " cross 8 bytes before
+    // the loop runs, so the include that brought that text in is where it crossed.
     const small = renderError(template, sampleContext(), { maxOutputBytes: 8 });
-    expect(where(small)).toMatchObject({ code: "OUTPUT_TOO_LARGE", ref: "$workspace/part", line: 2, column: 4 });
+    expect(where(small)).toMatchObject({ code: "OUTPUT_TOO_LARGE", ref: "$workspace/big", line: 2, column: 1 });
+    const loop = renderError(template, sampleContext(), { maxOutputBytes: 11 });
+    expect(where(loop)).toMatchObject({ code: "OUTPUT_TOO_LARGE", ref: "$workspace/part", line: 2, column: 4 });
     p.write("$workspace/static", "0123456789");
     const flat = await SystemPromptTemplate.parse("$workspace/static", p.loader);
     expect(where(renderError(flat, sampleContext(), { maxOutputBytes: 9 }))).toMatchObject({
@@ -673,6 +694,37 @@ describe("SystemPromptTemplate: bad input", () => {
         maxOutputBytes: 12,
       }),
     ).toBe("Head\nx\n   S\n");
+  });
+
+  it("output_is_counted_as_it_is_produced_so_one_body_cannot_grow_past_the_cap", async () => {
+    // One body of 10,000 values used to be counted only when it was whole: 7,537 paths
+    // joined 10,000 times built gigabytes and failed with RENDER_FAILED ("Invalid string
+    // length"), a 64 KB summary 10,000 times too, 200 tools 10,000 times was counted at
+    // 20 MB (issue 19). Now each render stops one value past the cap.
+    const cap = 1024 * 1024;
+    const readable = Array.from({ length: 7537 }, (_, i) => `/srv/project/module-${String(i).padStart(5, "0")}`);
+    const tools = Array.from({ length: 200 }, (_, i) => `tool_${String(i).padStart(3, "0")}`);
+    const summary = "s".repeat(64 * 1024);
+    // name, the tag repeated, how often, the context, the bytes one tag prints
+    const cases: [string, string, number, Partial<RenderContext>, number][] = [
+      ["readable", "{{join scope.readable}}", 10_000, { scope: { readable, writable: [], summary: "" } }, 0],
+      ["summary", "{{scope.summary}}", 10_000, { scope: { readable: [], writable: [], summary } }, summary.length],
+      ["tools", "{{join tools}}", 10_000, { tools }, 0],
+      ["tools_in_a_block", "{{#if cwd}}{{join tools}}{{/if}}", 3_000, { tools }, 0],
+    ];
+    for (const [name, tag, times, context, printed] of cases) {
+      p.write(`$workspace/${name}`, tag.repeat(times));
+      const template = await SystemPromptTemplate.parse(`$workspace/${name}`, p.loader);
+      const ctx = sampleContext(context);
+      const list = name === "readable" ? readable : tools;
+      const piece = printed > 0 ? printed : [...list].sort().join(", ").length;
+      const error = renderError(template, ctx);
+      const counted = Number(/at least (\d+)/.exec(error.message)?.[1]);
+      expect([name, error.code, error.ref]).toEqual([name, "OUTPUT_TOO_LARGE", `$workspace/${name}`]);
+      // It stopped at the value that crossed the cap, not after building the whole body.
+      expect(counted).toBeGreaterThan(cap);
+      expect(counted).toBeLessThanOrEqual(cap + piece);
+    }
   });
 
   it("counts_an_include_s_indentation_before_building_it", async () => {

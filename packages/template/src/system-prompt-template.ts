@@ -1,10 +1,11 @@
 import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
-import { checkTemplate, type IncludeSite } from "./check-template.ts";
+import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
 import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
+import { hasMoreStatementsThan } from "./handlebars-lexer.ts";
 import { parseTemplateText } from "./handlebars-parser.ts";
 import { prebuiltAst } from "./prebuilt-asts.ts";
-import { buildRenderData, type RenderContext, type RenderData } from "./render-data.ts";
+import { type RenderContext, type RenderData, RenderDataMemo } from "./render-data.ts";
 import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
 import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
@@ -26,7 +27,7 @@ export interface ParseOptions {
 
 /** Limits checked while rendering. */
 export interface RenderOptions {
-  /** UTF-8 bytes of the rendered instruction (the trailing section is not counted). Default 1 MiB. */
+  /** UTF-8 bytes of the rendered instruction (the trailing section is not counted). Default 1 MiB; at most 2^29 − 24. */
   maxOutputBytes?: number | undefined;
   /** Block helper calls + `#each` iterations + include calls + `join` calls. Default 200 000. */
   maxSteps?: number | undefined;
@@ -54,6 +55,9 @@ export const DEFAULT_LIMITS = Object.freeze({
   maxOutputBytes: 1024 * 1024,
   maxSteps: 200_000,
 });
+
+/** V8's longest string (String::kMaxLength on 64-bit), in UTF-16 code units. */
+const MAX_STRING_LENGTH = 2 ** 29 - 24;
 
 interface LoadedFile {
   readonly ref: string;
@@ -120,7 +124,11 @@ export class SystemPromptTemplate {
     }
     const files = new Map<string, LoadedFile>();
 
-    const load = async (ref: PromptRef, chain: readonly string[], from?: { file: LoadedFile; site: IncludeSite }) => {
+    const load = async (
+      ref: PromptRef,
+      chain: readonly string[],
+      from?: { file: { readonly ref: string; readonly file: string }; site: IncludeSite },
+    ) => {
       try {
         return await loader.load(ref);
       } catch (cause) {
@@ -149,7 +157,28 @@ export class SystemPromptTemplate {
       const file = loaded.file;
       let cached = cacheGet(canonical, loaded.text);
       if (cached === undefined) {
-        cached = compileFile(loaded, chain, Math.min(maxExpandedNodes, maxFileStatements));
+        const compiled = compileFile(loaded, chain, Math.min(maxExpandedNodes, maxFileStatements));
+        if ("problems" in compiled) {
+          // The file's includes are loaded anyway, so a missing one is reported in the same
+          // run as the file's own problems (not only after those are fixed).
+          const failed: SystemPromptError[] = [];
+          let tried = 0;
+          for (const site of compiled.includes) {
+            if (chain.includes(site.target) || files.has(site.target)) continue;
+            if (files.size + tried++ >= maxIncludes) break;
+            try {
+              await load(parseRef(site.target), [...chain, site.target], { file: { ref: canonical, file }, site });
+            } catch (error) {
+              if (!SystemPromptError.is(error)) throw error;
+              failed.push(error);
+            }
+          }
+          const all = [...compiled.problems, ...failed].sort(
+            (a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0),
+          );
+          throw withProblems(all[0] as SystemPromptError, all);
+        }
+        cached = compiled;
         cacheSet(canonical, loaded.text, cached);
       }
       const entry: LoadedFile = { ref: canonical, file, loaded, cached };
@@ -216,9 +245,12 @@ export class SystemPromptTemplate {
 
   /** Renders only the instruction part (no trailing section). Throws SystemPromptError (phase "render"). */
   renderInstruction(ctx: RenderContext, options: RenderOptions = {}): string {
-    const data = buildRenderData(ctx);
     const limits: BudgetLimits = {
-      maxOutputBytes: limit(options.maxOutputBytes, DEFAULT_LIMITS.maxOutputBytes, "maxOutputBytes"),
+      // No cap above the longest string V8 holds: past it a render would fail with a RangeError.
+      maxOutputBytes: Math.min(
+        limit(options.maxOutputBytes, DEFAULT_LIMITS.maxOutputBytes, "maxOutputBytes"),
+        MAX_STRING_LENGTH,
+      ),
       maxSteps: limit(options.maxSteps, DEFAULT_LIMITS.maxSteps, "maxSteps"),
     };
     const root = this.#files.get(this.instruction);
@@ -231,6 +263,7 @@ export class SystemPromptTemplate {
       state = createRenderState(this.instruction, this.#files);
       this.#state ??= state;
     }
+    const data = state.data.build(ctx);
     state.busy = true;
     try {
       try {
@@ -248,6 +281,8 @@ export class SystemPromptTemplate {
 /** What one render uses besides the data: a budget reset per render, and the runtime the compiled files render with. */
 interface RenderState {
   busy: boolean;
+  /** The data of the last render, reused while the context is equal. */
+  readonly data: RenderDataMemo;
   readonly budget: RenderBudget;
   readonly runtime: { root: RenderData | undefined } & RenderRuntime;
   readonly files: ReadonlyMap<string, LoadedFile>;
@@ -268,7 +303,7 @@ function createRenderState(instruction: string, files: ReadonlyMap<string, Loade
       return file.cached.render(runtime);
     },
   };
-  return { busy: false, budget, runtime, files };
+  return { busy: false, data: new RenderDataMemo(), budget, runtime, files };
 }
 
 function renderWith(
@@ -282,7 +317,7 @@ function renderWith(
   budget.reset(limits, inBytes);
   runtime.root = data;
   try {
-    return budget.account({ ref: root.ref }, 0, root.cached.render(runtime));
+    return root.cached.render(runtime);
   } catch (cause) {
     if (cause === RECOUNT_IN_BYTES || SystemPromptError.is(cause)) throw cause;
     const ref = budget.current;
@@ -297,7 +332,13 @@ function renderWith(
   }
 }
 
-function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: number): CachedFile {
+/** The checker's problems with the includes it resolved, for the caller to try loading. */
+interface FileProblems {
+  readonly problems: readonly SystemPromptError[];
+  readonly includes: readonly IncludeSite[];
+}
+
+function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: number): CachedFile | FileProblems {
   const { text, ref, file } = loaded;
   const where = { ref: ref.canonical, file, chain };
   const tooDeep = findTooDeepNesting(text);
@@ -306,6 +347,17 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       "TOO_DEEP",
       `blocks nest more than ${MAX_NESTING_DEPTH} levels deep here; flatten them or move a part into its own file`,
       { ...where, line: tooDeep.line, column: tooDeep.column },
+    );
+  }
+  // The per-file statement cap before parsing: Handlebars' parser (and, for a file that
+  // does not parse, the error locator) costs far more per statement than counting tokens
+  // does, and the count stops one statement past the cap. Only a file with enough `{{`
+  // to be over the cap is counted.
+  if (mayHaveMoreStatementsThan(text, maxNodes) && hasMoreStatementsThan(text, maxNodes)) {
+    throw new SystemPromptError(
+      "EXPANSION_TOO_LARGE",
+      `this file alone has more than ${maxNodes} statements, over the per-file limit of ${maxNodes}; split it into several files or shorten it`,
+      { ...where, line: 1, column: 1 },
     );
   }
   let ast: HbsProgram;
@@ -320,9 +372,10 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       cause,
     });
   }
-  const checked = checkTemplate(ast, where, (name) => parseRef(name, ref).canonical);
+  const { checked, problems } = checkTemplateProblems(ast, where, (name) => parseRef(name, ref).canonical);
+  if (problems.length > 0) return { problems, includes: checked.includes };
   if (checked.ownNodes > maxNodes) {
-    // Compiling costs seconds per 100,000 statements; refuse before paying for it.
+    // Compiling and rendering grow with the statements; refuse before paying for them.
     throw new SystemPromptError(
       "EXPANSION_TOO_LARGE",
       `this file alone has ${checked.ownNodes} statements, over the per-file limit of ${maxNodes}; split it into several files or shorten it`,
@@ -339,6 +392,19 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       { ...where, cause },
     );
   }
+}
+
+/**
+ * Cheap upper bound on a file's statements: every statement but text begins with `{{`,
+ * and there is at most one text between two of them, so n `{{` make at most 2n + 1.
+ */
+function mayHaveMoreStatementsThan(text: string, max: number): boolean {
+  let opens = 0;
+  for (let at = text.indexOf("{{"); at !== -1; at = text.indexOf("{{", at + 2)) {
+    opens++;
+    if (2 * opens + 1 > max) return true;
+  }
+  return false;
 }
 
 /**

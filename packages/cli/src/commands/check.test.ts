@@ -128,6 +128,32 @@ describe("pod check", () => {
     expect(run.stderr).toContain(join(box.ws, ".insomnia/prompts/gone.md"));
   });
 
+  test("unknown_variables_and_a_missing_include_are_reported_in_the_same_run", async () => {
+    // The missing include used to show only after the variables were fixed (issue 11).
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
+    const file = await box.write(".insomnia/prompts/main.md", "Hi {{nmae}}\n{{> missing}}\nIn {{cwdd}}\n");
+    const run = await pod("check");
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    const lines = run.stderr.trimEnd().split("\n");
+    expect(lines).toEqual([
+      expect.stringMatching(/:1:6: UNKNOWN_VARIABLE: unknown variable "nmae"/),
+      expect.stringMatching(/:2:1: INCLUDE_FAILED: .*missing/),
+      expect.stringMatching(/:3:6: UNKNOWN_VARIABLE: unknown variable "cwdd"/),
+    ]);
+    expect(lines.every((line) => line.startsWith(`${file}:`))).toBe(true);
+    expect(lines[1]).toContain(join(box.ws, ".insomnia/prompts/missing.md"));
+    expect(run.stderr).not.toMatch(STACK_LINE);
+
+    const json = JSON.parse((await pod("check", "--json")).stdout) as CheckJson;
+    expect(json.ok).toBe(false);
+    expect(json.problems.map((p) => [p.file, p.line, p.column, p.code, p.severity])).toEqual([
+      [file, 1, 6, "UNKNOWN_VARIABLE", "error"],
+      [file, 2, 1, "INCLUDE_FAILED", "error"],
+      [file, 3, 6, "UNKNOWN_VARIABLE", "error"],
+    ]);
+  });
+
   test("agents_md_problem_is_a_warning_and_check_still_passes", async () => {
     await writeFile(join(box.ws, "AGENTS.md"), Buffer.from([0xc3, 0x28]));
     const run = await pod("check");

@@ -1,4 +1,4 @@
-import { suggestion } from "./did-you-mean.ts";
+import { didYouMeanSuffix, errorText } from "@insomnia/errors";
 import type {
   HbsBlock,
   HbsExpression,
@@ -14,7 +14,7 @@ import {
   SystemPromptError,
   withProblems,
   type SystemPromptErrorCode,
-  type SystemPromptErrorDetails,
+  type SystemPromptErrorOptions,
 } from "./system-prompt-error.ts";
 import {
   describeType,
@@ -134,7 +134,7 @@ class Checker {
   /** Records a problem; the caller goes on checking. */
   report(code: SystemPromptErrorCode, node: HbsNode | undefined, detail: string, cause?: unknown): void {
     const start = node?.loc?.start;
-    const details: SystemPromptErrorDetails = {
+    const details: SystemPromptErrorOptions = {
       ref: this.site.ref,
       file: this.site.file,
       line: start?.line,
@@ -218,7 +218,7 @@ class Checker {
       this.fail(
         "UNKNOWN_HELPER",
         path,
-        `"${path.original}" is not a helper${suggestion(path.original, TEMPLATE_HELPERS)}; the helpers are ${TEMPLATE_HELPERS.join(", ")}`,
+        `"${path.original}" is not a helper${didYouMeanSuffix(path.original, TEMPLATE_HELPERS)}; the helpers are ${TEMPLATE_HELPERS.join(", ")}`,
       );
     }
     const resolved = this.resolve(path, frame);
@@ -300,7 +300,7 @@ class Checker {
           path,
           known
             ? `sections {{#${path.original}}} are not supported; use {{#each ${path.original}}}, {{#if ${path.original}}} or {{#with ${path.original}}}`
-            : `"${path.original}" is not a block helper${suggestion(path.original, [...BLOCK_HELPERS])}; the block helpers are if, unless, each, with`,
+            : `"${path.original}" is not a block helper${didYouMeanSuffix(path.original, [...BLOCK_HELPERS])}; the block helpers are if, unless, each, with`,
         );
       }
       // What the body would see is unknown: check it without reporting names it might define.
@@ -417,7 +417,7 @@ class Checker {
     try {
       target = this.resolveInclude(raw);
     } catch (cause) {
-      const why = cause instanceof Error ? cause.message : String(cause);
+      const why = errorText(cause);
       this.fail("INCLUDE_FAILED", node, `cannot include "${raw}": ${why}`, cause);
     }
     const start = node.loc?.start ?? { line: 1, column: 0 };
@@ -453,7 +453,7 @@ class Checker {
         this.fail(
           "UNKNOWN_VARIABLE",
           path,
-          `unknown variable "${original}"${suggestion(original, ["@index", "@first", "@last", "@key"])}; inside {{#each}} the @variables are @index, @first, @last, @key`,
+          `unknown variable "${original}"${didYouMeanSuffix(original, ["@index", "@first", "@last", "@key"])}; inside {{#each}} the @variables are @index, @first, @last, @key`,
         );
       }
       if (!frame.inEach) this.fail("UNKNOWN_VARIABLE", path, `"${original}" is only defined inside {{#each}}`);
@@ -497,7 +497,7 @@ class Checker {
     this.fail(
       "UNKNOWN_VARIABLE",
       path,
-      `unknown variable "${original}"${suggestion(original, visible)}; the variables are ${VARIABLE_LIST}`,
+      `unknown variable "${original}"${didYouMeanSuffix(original, visible)}; the variables are ${VARIABLE_LIST}`,
     );
   }
 
@@ -527,7 +527,7 @@ class Checker {
         this.fail(
           "UNKNOWN_VARIABLE",
           node,
-          `"${current.name}" has no member "${part}"${suggestion(name, candidates)}; its members are ${candidates.join(", ")}`,
+          `"${current.name}" has no member "${part}"${didYouMeanSuffix(name, candidates)}; its members are ${candidates.join(", ")}`,
         );
       }
       current = { type: member, name };

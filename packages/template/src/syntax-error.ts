@@ -1,3 +1,4 @@
+import { errorText } from "@insomnia/errors";
 import { handlebarsParser } from "./handlebars-parser.ts";
 import { lexAll, type JisonLexer, type JisonParser, type Token } from "./handlebars-lexer.ts";
 
@@ -29,7 +30,7 @@ export function describeSyntaxError(text: string, error: unknown): SyntaxErrorIn
   const lines = lineStarts(text);
   const { tokens, lexError } = lexAll(text);
   const blocks = scanBlocks(tokens, text, lines);
-  const raw = error instanceof Error ? error.message : String(error);
+  const raw = errorText(error);
 
   if (blocks.mismatch !== undefined) {
     const { open, close } = blocks.mismatch;

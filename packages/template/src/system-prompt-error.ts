@@ -44,9 +44,6 @@ export interface SystemPromptErrorOptions {
   cause?: unknown;
 }
 
-/** @internal The same type under the name the checker uses. */
-export type SystemPromptErrorDetails = SystemPromptErrorOptions;
-
 /** The one error class of @insomnia/template; check `code` and `phase`, never the message. */
 export class SystemPromptError extends InsomniaError<SystemPromptErrorCode> {
   static readonly brand = Symbol.for("insomnia.template.error");

@@ -1,3 +1,4 @@
+import { errorText } from "@insomnia/errors";
 import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
 import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
@@ -74,10 +75,6 @@ function limit(value: number | undefined, fallback: number, name: string): numbe
   return value;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** A checked instruction with everything it includes, ready to render any number of times. */
 export class SystemPromptTemplate {
   /** Canonical ref of the root file. */
@@ -117,7 +114,7 @@ export class SystemPromptTemplate {
     try {
       rootRef = parseRef(instruction);
     } catch (cause) {
-      throw new SystemPromptError("INCLUDE_FAILED", `cannot load instruction "${instruction}": ${messageOf(cause)}`, {
+      throw new SystemPromptError("INCLUDE_FAILED", `cannot load instruction "${instruction}": ${errorText(cause)}`, {
         ref: instruction,
         cause,
       });
@@ -133,7 +130,7 @@ export class SystemPromptTemplate {
         return await loader.load(ref);
       } catch (cause) {
         const what = from === undefined ? "instruction" : "include";
-        const why = messageOf(cause);
+        const why = errorText(cause);
         const detail = `cannot load ${what}${why.includes(ref.canonical) ? "" : ` ${ref.canonical}`}: ${why}`;
         throw new SystemPromptError(
           "INCLUDE_FAILED",
@@ -321,7 +318,7 @@ function renderWith(
   } catch (cause) {
     if (cause === RECOUNT_IN_BYTES || SystemPromptError.is(cause)) throw cause;
     const ref = budget.current;
-    throw new SystemPromptError("RENDER_FAILED", `rendering failed: ${messageOf(cause)}`, {
+    throw new SystemPromptError("RENDER_FAILED", `rendering failed: ${errorText(cause)}`, {
       ref,
       file: state.files.get(ref)?.file,
       chain: budget.chain(),
@@ -388,7 +385,7 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
     // Only a checker bug can get here: the renderer compiles every construct the checker accepts.
     throw new SystemPromptError(
       "SYNTAX",
-      `cannot compile the checked template: ${messageOf(cause)}; please report this`,
+      `cannot compile the checked template: ${errorText(cause)}; please report this`,
       { ...where, cause },
     );
   }

@@ -1,4 +1,4 @@
-import { lineLocator, pathKey } from "./issue.ts";
+import { lineColumn, lineLocator, pathKey } from "./issue.ts";
 import type { PathSegments } from "./issue.ts";
 import type { PositionedLayer } from "./parse-manifest-layer.ts";
 
@@ -53,7 +53,7 @@ export function addLayerOrigins(
  * overwriting: a problem with a whole block (a provider without a model) points at the layer that set it.
  */
 export function addSectionOrigins(into: Record<string, ManifestOrigin>, layer: PositionedLayer, file: string): void {
-  for (const section of ["pod", "worker", "provider", "scope"] as const) {
+  for (const section of ["pod", "worker", "provider", "scope", "skills"] as const) {
     const position = layer.value[section] === undefined ? undefined : layer.positions.get(pathKey([section]));
     if (position !== undefined)
       into[section] = Object.freeze({ file, ...lineColumn(layer.text, position.key ?? position.value) });

@@ -1,15 +1,18 @@
-import type { ManifestScopeRule, PartialManifest } from "./types.ts";
+import type { DeepReadonly, ManifestScopeRule, PartialManifest } from "./types.ts";
+
+/** A layer under construction: the same shape, writable at the top two levels. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? { -readonly [J in keyof T[K]]: T[K][J] } : T[K] };
 
 /** Merges layers lowest first: scalars from the upper layer win, scope rules accumulate. */
 export function merge(...layers: readonly PartialManifest[]): PartialManifest {
-  const out: PartialManifest = {};
+  const out: Mutable<PartialManifest> = {};
   for (const layer of layers) {
     if (layer.pod !== undefined) out.pod = { ...out.pod, ...defined(layer.pod) };
     if (layer.worker !== undefined) out.worker = { ...out.worker, ...defined(layer.worker) };
     if (layer.provider !== undefined) out.provider = { ...out.provider, ...defined(layer.provider) };
     if (layer.skills !== undefined) out.skills = { ...out.skills, ...defined(layer.skills) };
     if (layer.scope !== undefined) {
-      const scope: NonNullable<PartialManifest["scope"]> = { ...out.scope };
+      const scope: Mutable<NonNullable<PartialManifest["scope"]>> = { ...out.scope };
       if (layer.scope.allow !== undefined) scope.allow = [...(scope.allow ?? []), ...layer.scope.allow.map(copyRule)];
       if (layer.scope.deny !== undefined) scope.deny = [...(scope.deny ?? []), ...layer.scope.deny.map(copyRule)];
       out.scope = scope;
@@ -18,7 +21,7 @@ export function merge(...layers: readonly PartialManifest[]): PartialManifest {
   return out;
 }
 
-function copyRule(rule: ManifestScopeRule): ManifestScopeRule {
+function copyRule(rule: DeepReadonly<ManifestScopeRule>): ManifestScopeRule {
   return { ...defined(rule) } as ManifestScopeRule;
 }
 

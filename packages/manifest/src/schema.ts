@@ -85,10 +85,13 @@ function buildLayerSchema(v: typeof V) {
   );
 }
 
-let built: ReturnType<typeof buildLayerSchema> | undefined;
+/** The type of the layer schema: what PartialManifest and PodManifest are derived from. */
+export type LayerSchema = ReturnType<typeof buildLayerSchema>;
+
+let built: LayerSchema | undefined;
 
 /** The layer schema, built (and valibot loaded) on first use. */
-export function layerSchema(): ReturnType<typeof buildLayerSchema> {
+export function layerSchema(): LayerSchema {
   built ??= buildLayerSchema(valibot());
   return built;
 }

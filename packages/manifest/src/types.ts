@@ -1,50 +1,47 @@
+import type { InferOutput } from "valibot";
 import type { ManifestError } from "./manifest-error.ts";
+import type { LayerSchema } from "./schema.ts";
+
+// Every manifest type is derived from the valibot schema in schema.ts: a key added there is a
+// key of these types, with no second copy to keep in step. Defaults live in defaults.ts.
+
+/** `T` with every level readonly (arrays included), so values from one function go back into another. */
+export type DeepReadonly<T> = T extends readonly (infer Item)[]
+  ? readonly DeepReadonly<Item>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/** Every key of `T` present and defined: a section after resolveManifest applied its defaults. */
+type Resolved<T> = { readonly [K in keyof T]-?: Exclude<T[K], undefined> };
+
+/**
+ * One layer as written (the schema's output): every key optional; scope rules accumulate on
+ * merge. Readonly at every level, so a loaded `PodManifest` is a `PartialManifest` too.
+ */
+export type PartialManifest = DeepReadonly<InferOutput<LayerSchema>>;
+
+type Section<K extends keyof PartialManifest> = NonNullable<PartialManifest[K]>;
 
 /** One allow or deny rule as written in a manifest; relative targets are kept as written. */
-export interface ManifestScopeRule {
-  target: string;
-  permission: "read" | "write";
-  recursive?: boolean;
-}
+export type ManifestScopeRule = NonNullable<Section<"scope">["allow"]>[number];
 
-/** The optional `provider` block of a resolved manifest. */
-export interface ManifestProvider {
-  kind: string;
-  model: string;
-  base_url?: string;
-  api_key_file?: string;
-}
+/** The optional `provider` block of a resolved manifest: `kind` and `model` are required once it is set. */
+export type ManifestProvider = Resolved<Pick<Section<"provider">, "kind" | "model">> &
+  Pick<Section<"provider">, "base_url" | "api_key_file">;
 
-/** A fully resolved manifest (every key present, defaults applied). Keys are the YAML keys. */
+/**
+ * A fully resolved manifest (every key present, defaults applied). Keys are the YAML keys.
+ * `worker.tools` is sorted without duplicates (`[]` for none). `skills` is always set by
+ * `resolveManifest`; it is optional so a manifest built by hand without it still type-checks
+ * (absent: `DEFAULT_SKILLS_BUDGET`).
+ */
 export interface PodManifest {
-  readonly pod: { readonly name: string; readonly pwd: string };
-  readonly worker: {
-    readonly instruction: string;
-    readonly max_tokens: number;
-    readonly max_turns: number;
-    readonly temperature: number;
-    /** Names of the tools the pod registers (sorted, no duplicates); `[]` for none. */
-    readonly tools: readonly string[];
-  };
-  readonly scope: {
-    readonly allow: readonly Readonly<ManifestScopeRule>[];
-    readonly deny: readonly Readonly<ManifestScopeRule>[];
-  };
-  readonly provider?: Readonly<ManifestProvider>;
-  /**
-   * The skills catalog's settings. Always set by `resolveManifest`; optional in the type so a
-   * manifest built by hand without it still type-checks (absent: `DEFAULT_SKILLS_BUDGET`).
-   */
-  readonly skills?: { readonly budget: number };
-}
-
-/** One layer as written: every key optional; scope rules accumulate on merge. */
-export interface PartialManifest {
-  pod?: { name?: string; pwd?: string };
-  worker?: { instruction?: string; max_tokens?: number; max_turns?: number; temperature?: number; tools?: string[] };
-  scope?: { allow?: ManifestScopeRule[]; deny?: ManifestScopeRule[] };
-  provider?: { kind?: string; model?: string; base_url?: string; api_key_file?: string };
-  skills?: { budget?: number };
+  readonly pod: Resolved<Section<"pod">>;
+  readonly worker: Resolved<Section<"worker">>;
+  readonly scope: Resolved<Section<"scope">>;
+  readonly provider?: ManifestProvider;
+  readonly skills?: Resolved<Section<"skills">>;
 }
 
 /** Outcome of validating one layer or overlay: the layer, or every problem found. */

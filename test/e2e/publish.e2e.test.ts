@@ -151,6 +151,98 @@ describe("publishing to a private registry", () => {
     expect(Object.keys(loaded).sort()).toEqual([...packages].sort());
   });
 
+  test("a strict TypeScript consumer compiles and runs the README's points from the installed packages", () => {
+    const dir = consumerProject("consumer-typescript");
+    npmInstall(dir, ["@insomnia/manifest", "@insomnia/pod", "@insomnia/worker", "@insomnia/scope"]);
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          noEmit: true,
+          skipLibCheck: false,
+          typeRoots: [join(repoRoot, "node_modules", "@types")],
+          types: ["node"],
+        },
+        files: ["consumer.mts"],
+      }),
+    );
+    const consumer = `import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadManifest, merge, type PartialManifest } from "@insomnia/manifest";
+import { MemorySegmentStore, Pod, type PodSegmentRecord, type PodWorker } from "@insomnia/pod";
+import { Worker, type LlmClient, type LlmResponse, type ToolCall } from "@insomnia/worker";
+
+const cwd = mkdtempSync(join(tmpdir(), "consumer-"));
+// Hermetic: no user layer, no host environment.
+const loaded = await loadManifest({ cwd, userLayer: false, env: {}, manifestFile: undefined, overlays: undefined });
+// What one function returns, the next one takes.
+const layer: PartialManifest = loaded.manifest;
+const merged = merge(layer, { worker: { max_turns: 3 } });
+const calls: ToolCall[] = [];
+const client: LlmClient = {
+  async complete(): Promise<LlmResponse> {
+    return { content: "hi", toolCalls: calls.length > 0 ? calls : undefined, usage: undefined };
+  },
+};
+const worker: PodWorker = new Worker({ client, maxIterations: undefined, onMessage: undefined });
+const store = new MemorySegmentStore();
+const pod = await Pod.fromManifest(loaded.manifest, { worker, store, env: {}, loader: undefined, clock: undefined });
+await pod.run("hello");
+const prompt: string | undefined = pod.systemPrompt;
+const span = pod.sections?.workingBoundaries;
+const { records } = await store.readSegment(pod.segmentId ?? "");
+const typed = records as readonly PodSegmentRecord[];
+const messages = typed.flatMap((r) => (r.type === "message" ? [r.message.role] : []));
+console.log(JSON.stringify({
+  maxTurns: merged.worker?.max_turns,
+  boundaries: prompt !== undefined && span !== undefined ? prompt.slice(span.start, span.end).split("\\n")[1] : undefined,
+  tools: pod.tools,
+  messages,
+}));
+await pod.close();
+`;
+    writeFileSync(join(dir, "consumer.mts"), consumer);
+    run(process.execPath, [join(repoRoot, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
+      cwd: dir,
+    });
+    // Node 20 runs it after the types are stripped the simplest way: the same code as .mjs.
+    run(
+      process.execPath,
+      [
+        join(repoRoot, "node_modules", "typescript", "bin", "tsc"),
+        "-p",
+        "tsconfig.json",
+        "--noEmit",
+        "false",
+        "--outDir",
+        "out",
+      ],
+      { cwd: dir },
+    );
+    const out = JSON.parse(run(process.execPath, [join("out", "consumer.mjs")], { cwd: dir })) as Record<
+      string,
+      unknown
+    >;
+    expect(out).toEqual({
+      maxTurns: 3,
+      boundaries: "## Working boundaries",
+      tools: [],
+      messages: ["user", "assistant"],
+    });
+    writeFileSync(
+      join(dir, "scope.cjs"),
+      'const { Scope } = require("@insomnia/scope"); console.log(typeof Scope.fromConfig);',
+    );
+    expect(run(process.execPath, ["scope.cjs"], { cwd: dir }).trim()).toBe("function");
+  });
+
   test("a change to one package bumps that package and its dependents, not the others", () => {
     const git = {
       GIT_AUTHOR_NAME: "e2e",

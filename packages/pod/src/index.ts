@@ -1,6 +1,6 @@
 // The public surface of @insomnia/pod: what its README documents, nothing more.
 export { Pod } from "./pod.ts";
-export type { PodDeps, RestoreDeps, Summarizer } from "./pod.ts";
+export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
 export {
   materialize,
   materializeSystemPrompt,
@@ -31,6 +31,7 @@ export type {
   SegmentMessageRecord,
   SegmentRecord,
   SegmentSource,
+  SegmentSpan,
   SegmentStartRecord,
   SegmentStore,
 } from "@insomnia/segment-store";

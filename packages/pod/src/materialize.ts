@@ -4,8 +4,13 @@ import { PromptLoader, PromptLoaderError } from "@insomnia/prompt-loader";
 import { Scope, ScopeError } from "@insomnia/scope";
 import { discoverSkills, LOAD_SKILL_TOOL, skillRoots } from "@insomnia/skills";
 import type { ShadowedSkill, Skill, SkillCatalog, SkillRoot } from "@insomnia/skills";
-import { assembleSystemPrompt, formatSkillsSection, SystemPromptError, SystemPromptTemplate } from "@insomnia/template";
-import type { ListedSkill, TemplateSource } from "@insomnia/template";
+import {
+  assembleSystemPromptWithSections,
+  formatSkillsSection,
+  SystemPromptError,
+  SystemPromptTemplate,
+} from "@insomnia/template";
+import type { ListedSkill, PromptSections, TemplateLoader, TemplateSource } from "@insomnia/template";
 import { readAgentsMd } from "./agents-md.ts";
 import { PodError } from "./pod-error.ts";
 import { silentNotifier } from "./pod-warning.ts";
@@ -26,7 +31,7 @@ export interface PreparedSystemPrompt {
 /** Options of {@link prepareSystemPrompt}. */
 export interface PrepareOptions {
   /** Default: `PromptLoader.forPod({ cwd: manifest.pod.pwd, env })`. */
-  loader?: PromptLoader;
+  loader?: TemplateLoader | undefined;
   /** Environment for the default loader's `$user` root and the user skill roots (default `process.env`). */
   env?: NodeJS.ProcessEnv;
 }
@@ -70,6 +75,8 @@ export interface MaterializedPrompt {
   /** Every file the prompt was built from: the instruction's, root first, then each skill's SKILL.md. */
   sources: readonly TemplateSource[];
   sections: { instruction: string; workingBoundaries: string; skills?: string; agentsMd?: string };
+  /** Where each section lies in `prompt` (offsets; recorded with it, so a restored pod knows them too). */
+  spans: PromptSections;
   skills: MaterializedSkills;
   agentsMd?: { file: string; bytes: number; totalBytes: number; truncated: boolean };
   warnings: readonly PodWarning[];
@@ -158,7 +165,7 @@ export async function materialize(
   } catch (error) {
     throw templateError(error, "SYSTEM_PROMPT_RENDER", prepared.template.instruction);
   }
-  const prompt = assembleSystemPrompt({
+  const { prompt, sections: spans } = assembleSystemPromptWithSections({
     instruction,
     scopeSummary: scope.summary,
     ...(section.text === undefined ? {} : { skills: section.text }),
@@ -167,6 +174,7 @@ export async function materialize(
 
   return {
     prompt,
+    spans,
     tools: context.tools,
     sources: [
       ...prepared.template.sources,

@@ -181,6 +181,8 @@ describe("first run", () => {
         systemPrompt: worker.getSystemPrompt(),
         sources: [{ ref: "$workspace/main", file, sha256: promptFileSha256(Buffer.from(INSTRUCTION)) }],
         createdAt: NOW,
+        tools: worker.tools.names(),
+        sections: pod.sections,
       },
       { type: "message", message: { role: "user", content: "hello" } },
       { type: "message", message: { role: "assistant", content: "answer 1" } },
@@ -378,6 +380,8 @@ describe("compact", () => {
       createdAt: NOW,
       previousSegment: first,
       summary: "the user counted to two",
+      tools: (firstLog.records[0] as { tools: unknown }).tools,
+      sections: (firstLog.records[0] as { sections: unknown }).sections,
     });
     expect(secondLog.records.slice(1)).toEqual([
       { type: "message", message: { role: "user", content: "three" } },
@@ -634,5 +638,48 @@ describe("materializeSystemPrompt", () => {
     });
     expect(result.warnings.map((w) => w.code)).toEqual(["AGENTS_MD_TRUNCATED"]);
     expect(notifier.warnings).toEqual(result.warnings);
+  });
+});
+
+describe("the prompt a consumer reads", () => {
+  test("system_prompt_and_its_sections_are_known_after_materialization_and_after_a_restore", async () => {
+    const dir = await podDir();
+    const { pod, worker, store } = await start(dir);
+    expect([pod.systemPrompt, pod.sections, pod.tools]).toEqual([undefined, undefined, undefined]);
+    await pod.run("hello");
+    const prompt = worker.getSystemPrompt()!;
+    expect(pod.systemPrompt).toBe(prompt);
+    const sections = pod.sections!;
+    expect(Object.keys(sections)).toEqual(["instruction", "workingBoundaries"]);
+    expect(prompt.slice(sections.workingBoundaries!.start, sections.workingBoundaries!.end)).toMatch(
+      /^---\n## Working boundaries\n\nReadable:\n/,
+    );
+    expect(sections.instruction!.start).toBe(0);
+    expect(sections.workingBoundaries!.end).toBe(prompt.length);
+    const segmentId = pod.segmentId!;
+    await pod.close();
+    const again = new Worker({ client: new ScriptedLlmClient([]) });
+    const restored = await Pod.restore(store, segmentId, again);
+    expect([restored.systemPrompt, restored.sections, restored.tools]).toEqual([
+      prompt,
+      sections,
+      worker.tools.names(),
+    ]);
+    await restored.close();
+  });
+
+  test("restoring_into_a_worker_with_other_tools_warns_tools_changed", async () => {
+    const dir = await podDir();
+    const { pod, store } = await start(dir);
+    await pod.run("hello");
+    const segmentId = pod.segmentId!;
+    await pod.close();
+    const other = new Worker({ client: new ScriptedLlmClient([]) });
+    other.tools.register(echoTool("something_else"));
+    const notifier = collectWarnings();
+    const restored = await Pod.restore(store, segmentId, other, { notifier });
+    expect(notifier.warnings.map((w) => w.code)).toEqual(["TOOLS_CHANGED"]);
+    expect(notifier.warnings[0]!.message).toMatch(/now offers something_else; requests will offer other tools/);
+    await restored.close();
   });
 });

@@ -1,36 +1,62 @@
 import type { PodManifest } from "@insomnia/manifest";
-import type { PromptLoader } from "@insomnia/prompt-loader";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
-import type { SegmentSource, SegmentStartRecord, SegmentStore, SegmentWriter } from "@insomnia/segment-store";
+import type {
+  SegmentRecord,
+  SegmentSource,
+  SegmentStartRecord,
+  SegmentStore,
+  SegmentWriter,
+} from "@insomnia/segment-store";
 import { WorkerError } from "@insomnia/worker";
 import { createLoadSkillTool, LOAD_SKILL_TOOL } from "@insomnia/skills";
 import type { LoadableSkill } from "@insomnia/skills";
-import type { Message, TurnResult, Worker } from "@insomnia/worker";
+import type { TemplateLoader } from "@insomnia/template";
+import type { Message, ToolServer, TurnResult } from "@insomnia/worker";
 import { systemClock } from "./clock.ts";
 import type { Clock } from "./clock.ts";
 import { materialize, prepareSystemPrompt, readSkillCatalog, skillSourceRef } from "./materialize.ts";
 import type { PreparedSystemPrompt } from "./materialize.ts";
 import { PodError } from "./pod-error.ts";
 import { silentNotifier } from "./pod-warning.ts";
-import type { Notifier } from "./pod-warning.ts";
+import type { Notifier, PodWarning } from "./pod-warning.ts";
 import { checkSources } from "./source-drift.ts";
 import { summaryMessage } from "./summary-message.ts";
+
+/**
+ * What a pod needs of its worker: an `@insomnia/worker` `Worker` (from any installed copy of
+ * that package), or anything else with these members.
+ */
+export interface PodWorker {
+  /** True while a run() or resume() is active or queued. */
+  readonly busy: boolean;
+  readonly tools: Pick<ToolServer, "flushPending" | "names" | "has" | "register">;
+  addMessageListener(listener: (message: Message) => void | Promise<void>): () => void;
+  setSystemPrompt(prompt: string): void;
+  getSystemPrompt(): string | undefined;
+  setHistory(messages: readonly Message[]): void;
+  getHistory(): readonly Message[];
+  run(input: string): Promise<TurnResult>;
+  resume(): Promise<TurnResult>;
+}
 
 /** What {@link Pod.fromManifest} needs besides the manifest. */
 export interface PodDeps {
   /** The agent loop; the pod sets its system prompt and history. */
-  worker: Worker;
+  worker: PodWorker;
   /** Where segment logs go. */
   store: SegmentStore;
-  /** Default: `PromptLoader.forPod({ cwd: manifest.pod.pwd, env })`. */
-  loader?: PromptLoader;
+  /** Reads prompt references; default `PromptLoader.forPod({ cwd: manifest.pod.pwd, env })`. */
+  loader?: TemplateLoader | undefined;
   /** Time rendered into the prompt and stamped on segments (default: the wall clock). */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /** Receives warnings (default: drops them). */
-  notifier?: Notifier;
-  /** Environment for the default loader (default `process.env`). */
-  env?: NodeJS.ProcessEnv;
+  notifier?: Notifier | undefined;
+  /**
+   * Where the host's `$user` prompt root and user skill roots come from (`XDG_CONFIG_HOME`,
+   * `HOME`); default `process.env`. Pass `{}` for a hermetic pod: no `$user` root, no user skills.
+   */
+  env?: NodeJS.ProcessEnv | undefined;
 }
 
 /** What {@link Pod.restore} needs besides the store, segment and worker. */
@@ -39,12 +65,19 @@ export interface RestoreDeps {
    * When given, each recorded source is re-resolved through this loader (so a reference
    * that now points at another file counts as changed); otherwise the recorded files are re-hashed.
    */
-  loader?: PromptLoader;
+  loader?: TemplateLoader | undefined;
   /** Stamps segments started by later compactions (default: the wall clock). */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /** Receives warnings (default: drops them). */
-  notifier?: Notifier;
+  notifier?: Notifier | undefined;
 }
+
+/**
+ * A record of a pod's segment as `readSegment()` returns it: the start, or a worker message.
+ * Records come back as JSON the store checked for framing and shape (`isSegmentRecord`); a
+ * message's own fields are checked by the worker when a pod restores it (`setHistory`).
+ */
+export type PodSegmentRecord = SegmentRecord<Message>;
 
 /** Turns a conversation history into the summary text a compacted segment starts from. */
 export type Summarizer = (history: readonly Message[]) => Promise<string> | string;
@@ -53,16 +86,16 @@ export type Summarizer = (history: readonly Message[]) => Promise<string> | stri
 // package see each other's pods. Set on the worker itself: the attachment is its state.
 const ATTACHED = Symbol.for("insomnia.pod.attachedWorker");
 
-function isAttached(worker: Worker): boolean {
+function isAttached(worker: PodWorker): boolean {
   return (worker as unknown as Record<symbol, unknown>)[ATTACHED] === true;
 }
 
-function setAttached(worker: Worker, attached: boolean): void {
+function setAttached(worker: PodWorker, attached: boolean): void {
   Object.defineProperty(worker, ATTACHED, { value: attached, configurable: true, writable: true, enumerable: false });
 }
 
 /** Refuses a worker another open pod already logs: its turns would go into both segments. */
-function checkWorkerFree(worker: Worker, action: string): void {
+function checkWorkerFree(worker: PodWorker, action: string): void {
   if (isAttached(worker)) {
     throw new PodError(
       "WORKER_IN_USE",
@@ -87,7 +120,7 @@ function busyError(segmentId: string, cause?: unknown): WorkerError {
  * kept byte for byte — across turns, compactions and restores — in a segment log.
  */
 export class Pod {
-  readonly #worker: Worker;
+  readonly #worker: PodWorker;
   readonly #store: SegmentStore;
   readonly #clock: Clock;
   readonly #notifier: Notifier;
@@ -97,6 +130,9 @@ export class Pod {
   #pendingStart: SegmentStartRecord | undefined;
   #writer: SegmentWriter | undefined;
   #sources: readonly SegmentSource[] = [];
+  #systemPrompt: string | undefined;
+  #tools: readonly string[] | undefined;
+  #sections: SegmentStartRecord["sections"];
   #materializing: Promise<void> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -104,7 +140,7 @@ export class Pod {
   #segmentMessages = 0;
   readonly #stopLogging: () => void;
 
-  private constructor(worker: Worker, store: SegmentStore, clock: Clock, notifier: Notifier) {
+  private constructor(worker: PodWorker, store: SegmentStore, clock: Clock, notifier: Notifier) {
     this.#worker = worker;
     this.#store = store;
     this.#clock = clock;
@@ -134,7 +170,12 @@ export class Pod {
    * Re-opens a segment: the worker gets the stored prompt and the history (summary +
    * messages). Nothing is rendered and AGENTS.md is not read; changed sources only warn.
    */
-  static async restore(store: SegmentStore, segmentId: string, worker: Worker, deps: RestoreDeps = {}): Promise<Pod> {
+  static async restore(
+    store: SegmentStore,
+    segmentId: string,
+    worker: PodWorker,
+    deps: RestoreDeps = {},
+  ): Promise<Pod> {
     const notifier = deps.notifier ?? silentNotifier;
     // Checked before the segment is opened, so a refused restore leaves the store untouched.
     checkWorkerFree(worker, `cannot restore segment ${segmentId}`);
@@ -173,9 +214,12 @@ export class Pod {
       const warnings = await checkSources(start.sources, deps.loader);
       worker.setSystemPrompt(start.systemPrompt);
       registerRecordedSkills(worker, start.sources);
+      await worker.tools.flushPending();
+      const toolsChanged = toolsWarning(segmentId, start.tools, worker.tools.names());
+      if (toolsChanged !== undefined) warnings.push(toolsChanged);
       const pod = new Pod(worker, store, deps.clock ?? systemClock, notifier);
       pod.#writer = writer;
-      pod.#sources = start.sources;
+      pod.#adopt(start);
       pod.#segmentMessages = messages.length;
       for (const warning of warnings) notifier.warn(warning);
       return pod;
@@ -198,6 +242,25 @@ export class Pod {
   /** Files the current segment's prompt was built from; empty before materialization. */
   get sources(): readonly SegmentSource[] {
     return this.#sources;
+  }
+
+  /** The system prompt, byte for byte what the worker sends; undefined before materialization. */
+  get systemPrompt(): string | undefined {
+    return this.#systemPrompt;
+  }
+
+  /**
+   * Where each section lies in {@link systemPrompt} (`{ start, end }` offsets, by section name),
+   * as recorded with the prompt; undefined before materialization and for segments written
+   * before sections were recorded.
+   */
+  get sections(): SegmentStartRecord["sections"] {
+    return this.#sections;
+  }
+
+  /** The tool names the prompt was rendered with; undefined before materialization (or when not recorded). */
+  get tools(): readonly string[] | undefined {
+    return this.#tools;
   }
 
   /**
@@ -260,6 +323,8 @@ export class Pod {
         createdAt: this.#clock.now().toISOString(),
         previousSegment: previous.segmentId,
         summary,
+        ...(this.#tools === undefined ? {} : { tools: this.#tools }),
+        ...(this.#sections === undefined ? {} : { sections: this.#sections }),
       });
       this.#worker.setHistory([summaryMessage(summary)]);
       this.#writer = next;
@@ -314,12 +379,23 @@ export class Pod {
         systemPrompt: rendered.prompt,
         sources: rendered.sources.map(({ ref, file, sha256 }) => ({ ref, file, sha256 })),
         createdAt: now.toISOString(),
+        tools: rendered.tools,
+        sections: { ...rendered.spans },
       };
       this.#pendingStart = start;
     }
-    this.#writer = await this.#store.createSegment(start);
-    this.#sources = start.sources;
+    const started: SegmentStartRecord = start;
+    this.#writer = await this.#store.createSegment(started);
+    this.#adopt(started);
     this.#pendingStart = undefined;
+  }
+
+  /** Takes what a segment start records about the prompt. */
+  #adopt(start: SegmentStartRecord): void {
+    this.#sources = start.sources;
+    this.#systemPrompt = start.systemPrompt;
+    this.#tools = start.tools;
+    this.#sections = start.sections;
   }
 
   /** Appends one worker message to the current segment (the worker awaits it). */
@@ -336,9 +412,27 @@ export class Pod {
   }
 }
 
+/** TOOLS_CHANGED when the restored prompt names other tools than the worker now offers. */
+function toolsWarning(
+  segmentId: string,
+  recorded: readonly string[] | undefined,
+  now: readonly string[],
+): PodWarning | undefined {
+  if (recorded === undefined) return undefined;
+  const same = recorded.length === now.length && recorded.every((name, i) => name === now[i]);
+  if (same) return undefined;
+  const list = (names: readonly string[]) => (names.length === 0 ? "no tools" : names.join(", "));
+  return {
+    code: "TOOLS_CHANGED",
+    message:
+      `segment ${segmentId}: its prompt was rendered with ${list(recorded)}, but the worker now offers ${list(now)}; ` +
+      "requests will offer other tools than the prompt lists — register the same tools, or start a new pod",
+  };
+}
+
 /** Registers `load_skill` over the catalog when there are skills and the worker has no tool of that name. */
 function registerLoadSkill(
-  worker: Worker,
+  worker: PodWorker,
   catalog: { readonly skills: readonly LoadableSkill[] },
   isReadable?: (path: string) => boolean,
 ): void {
@@ -350,7 +444,7 @@ function registerLoadSkill(
  * A restored pod reads no skill catalog: its `load_skill` serves the skills recorded in the
  * segment's sources, each file kept inside the directory that held it when it was recorded.
  */
-function registerRecordedSkills(worker: Worker, sources: readonly SegmentSource[]): void {
+function registerRecordedSkills(worker: PodWorker, sources: readonly SegmentSource[]): void {
   const prefix = skillSourceRef("");
   const skills = sources
     .filter((source) => source.ref.startsWith(prefix))

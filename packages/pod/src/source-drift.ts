@@ -1,6 +1,7 @@
 import { errorText } from "@insomnia/errors";
 import { readFile } from "node:fs/promises";
-import { promptFileSha256, type PromptLoader } from "@insomnia/prompt-loader";
+import { promptFileSha256 } from "@insomnia/prompt-loader";
+import type { TemplateLoader } from "@insomnia/template";
 import type { PodWarning } from "./pod-warning.ts";
 
 /** One recorded source of a stored prompt. */
@@ -11,7 +12,7 @@ export interface RecordedSource {
 }
 
 /** Why a recorded source no longer matches, or undefined when it does. */
-async function drift(source: RecordedSource, loader: PromptLoader | undefined): Promise<string | undefined> {
+async function drift(source: RecordedSource, loader: TemplateLoader | undefined): Promise<string | undefined> {
   try {
     // Skill files (`skill:<name>`) are not prompt references: they are re-hashed, never re-resolved.
     if (loader !== undefined && source.ref.startsWith("$")) {
@@ -29,7 +30,7 @@ async function drift(source: RecordedSource, loader: PromptLoader | undefined): 
  * Compares recorded sources with the files now on disk (re-resolved through `loader`
  * when given) and returns a SOURCES_CHANGED warning for each that differs or is gone.
  */
-export async function checkSources(sources: readonly RecordedSource[], loader?: PromptLoader): Promise<PodWarning[]> {
+export async function checkSources(sources: readonly RecordedSource[], loader?: TemplateLoader): Promise<PodWarning[]> {
   const warnings: PodWarning[] = [];
   for (const source of sources) {
     const problem = await drift(source, loader);

@@ -7,7 +7,13 @@ export type {
   SegmentWriter,
 } from "./segment-store.ts";
 export { isSegmentRecord } from "./segment-record.ts";
-export type { SegmentMessageRecord, SegmentRecord, SegmentSource, SegmentStartRecord } from "./segment-record.ts";
+export type {
+  SegmentMessageRecord,
+  SegmentRecord,
+  SegmentSource,
+  SegmentSpan,
+  SegmentStartRecord,
+} from "./segment-record.ts";
 export { serializeSegmentRecord } from "./segment-codec.ts";
 export { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
 export { SegmentStoreError } from "./segment-store-error.ts";

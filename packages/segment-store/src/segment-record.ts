@@ -19,6 +19,19 @@ export interface SegmentStartRecord {
   readonly previousSegment?: string;
   /** Summary of the previous segment's history (after compaction). */
   readonly summary?: string;
+  /** The tool names the prompt was rendered with, sorted (absent in segments written before they were recorded). */
+  readonly tools?: readonly string[];
+  /**
+   * Where each section lies in `systemPrompt`: `{ start, end }` offsets in UTF-16 code units,
+   * by section name (`instruction`, `workingBoundaries`, `skills`, `agentsMd`); absent in older segments.
+   */
+  readonly sections?: Readonly<Record<string, SegmentSpan>>;
+}
+
+/** A part of a stored system prompt: `systemPrompt.slice(start, end)`. */
+export interface SegmentSpan {
+  readonly start: number;
+  readonly end: number;
 }
 
 /** A conversation message; its shape belongs to the worker and is opaque to the log. */
@@ -36,6 +49,24 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function isOptionalString(value: unknown): boolean {
   return value === undefined || typeof value === "string";
+}
+
+function isSpan(value: unknown): value is SegmentSpan {
+  return (
+    isPlainObject(value) &&
+    Number.isSafeInteger(value.start) &&
+    Number.isSafeInteger(value.end) &&
+    (value.start as number) >= 0 &&
+    (value.start as number) <= (value.end as number)
+  );
+}
+
+function isOptionalStringList(value: unknown): boolean {
+  return value === undefined || (Array.isArray(value) && value.every((item) => typeof item === "string"));
+}
+
+function isOptionalSpans(value: unknown): boolean {
+  return value === undefined || (isPlainObject(value) && Object.values(value).every(isSpan));
 }
 
 function isSource(value: unknown): value is SegmentSource {
@@ -58,6 +89,8 @@ export function isSegmentRecord(value: unknown): value is SegmentRecord {
     value.sources.every(isSource) &&
     typeof value.createdAt === "string" &&
     isOptionalString(value.previousSegment) &&
-    isOptionalString(value.summary)
+    isOptionalString(value.summary) &&
+    isOptionalStringList(value.tools) &&
+    isOptionalSpans(value.sections)
   );
 }

@@ -13,7 +13,13 @@ export {
   type TemplateSource,
 } from "./system-prompt-template.ts";
 export type { RenderContext, ScopeData } from "./render-data.ts";
-export { assembleSystemPrompt, type SystemPromptParts } from "./trailing-section.ts";
+export {
+  assembleSystemPrompt,
+  assembleSystemPromptWithSections,
+  type PromptSections,
+  type PromptSpan,
+  type SystemPromptParts,
+} from "./trailing-section.ts";
 export {
   budgetNotice,
   formatSkillsSection,

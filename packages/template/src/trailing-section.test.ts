@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { assembleSystemPrompt } from "./trailing-section.ts";
+import { assembleSystemPrompt, assembleSystemPromptWithSections } from "./trailing-section.ts";
 
 describe("assembleSystemPrompt", () => {
   it("appends_working_boundaries_after_the_instruction", () => {
@@ -40,5 +40,26 @@ describe("assembleSystemPrompt", () => {
         },
       ),
     );
+  });
+});
+
+describe("section offsets", () => {
+  it("sections_are_contiguous_spans_that_start_at_their_headings", () => {
+    const parts = { instruction: "Body.\n", scopeSummary: "Readable:\n  - /r", skills: "- a: b", agentsMd: "Rules." };
+    const { prompt, sections } = assembleSystemPromptWithSections(parts);
+    expect(prompt).toBe(assembleSystemPrompt(parts));
+    expect(prompt.slice(sections.instruction.start, sections.instruction.end)).toBe("Body.\n\n");
+    expect(prompt.slice(sections.workingBoundaries.start, sections.workingBoundaries.end)).toBe(
+      "---\n## Working boundaries\n\nReadable:\n  - /r\n\n",
+    );
+    expect(prompt.slice(sections.skills!.start, sections.skills!.end)).toBe("---\n## Skills\n\n- a: b\n\n");
+    expect(prompt.slice(sections.agentsMd!.start, sections.agentsMd!.end)).toBe(
+      "---\n## Project instructions (AGENTS.md)\n\nRules.\n",
+    );
+    const plain = assembleSystemPromptWithSections({ instruction: "", scopeSummary: "s" });
+    expect(plain.sections).toEqual({
+      instruction: { start: 0, end: 0 },
+      workingBoundaries: { start: 0, end: plain.prompt.length },
+    });
   });
 });

@@ -14,9 +14,9 @@ export interface LlmRequest {
 /** What the model answers: text, tool calls when it wants tools run, and token usage when the client knows it. */
 export interface LlmResponse {
   readonly content: string;
-  readonly toolCalls?: readonly ToolCall[];
+  readonly toolCalls?: readonly ToolCall[] | undefined;
   /** Tokens this call used, as the provider reported them; kept on the assistant message. */
-  readonly usage?: LlmUsage;
+  readonly usage?: LlmUsage | undefined;
 }
 
 export type { LlmUsage } from "./message.ts";

@@ -18,20 +18,20 @@ export interface UserMessage {
  * `inputTokens` counts the whole input, cached parts included.
  */
 export interface LlmUsage {
-  readonly inputTokens?: number;
-  readonly outputTokens?: number;
+  readonly inputTokens?: number | undefined;
+  readonly outputTokens?: number | undefined;
   /** Input tokens read from the provider's prompt cache. */
-  readonly cacheReadTokens?: number;
+  readonly cacheReadTokens?: number | undefined;
   /** Input tokens written to the provider's prompt cache. */
-  readonly cacheWriteTokens?: number;
+  readonly cacheWriteTokens?: number | undefined;
 }
 
 /** A message from the model; `toolCalls` is absent when the model requested none, `usage` when unknown. */
 export interface AssistantMessage {
   readonly role: "assistant";
   readonly content: string;
-  readonly toolCalls?: readonly ToolCall[];
-  readonly usage?: LlmUsage;
+  readonly toolCalls?: readonly ToolCall[] | undefined;
+  readonly usage?: LlmUsage | undefined;
 }
 
 /** The result of one tool call; `isError` is present (and true) only for failures. */
@@ -40,7 +40,7 @@ export interface ToolMessage {
   readonly toolCallId: string;
   readonly name: string;
   readonly content: string;
-  readonly isError?: boolean;
+  readonly isError?: boolean | undefined;
 }
 
 /** One entry of the conversation history. */

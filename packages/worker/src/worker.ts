@@ -10,13 +10,13 @@ export interface WorkerOptions {
   /** The model. */
   client: LlmClient;
   /** Most client calls in one run()/resume(); default 50. */
-  maxIterations?: number;
+  maxIterations?: number | undefined;
   /**
    * Called with every message the worker appends (user, assistant, tool), in order, and
    * awaited before the message enters the history. If it throws, the message is not
    * appended and run()/resume() rejects with that same error.
    */
-  onMessage?: (message: Message) => void | Promise<void>;
+  onMessage?: ((message: Message) => void | Promise<void>) | undefined;
 }
 
 /** What one run()/resume() produced. */

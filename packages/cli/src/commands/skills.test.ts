@@ -43,7 +43,7 @@ describe("pod and skills", () => {
     expect(run.stderr).toBe(`pod: ${brokenLine(broken)}\n`);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(`You are a pod.
-Tools: load_skill
+Tools: edit_file, list_dir, load_skill, read_file, write_file
 
 ---
 ## Working boundaries
@@ -104,7 +104,7 @@ Use pnpm.
     expect(out).toContain(`  review  shadowed  user`);
     expect(out).toContain(`${shadowed} (shadowed by ${review})`);
     expect(out).toMatch(/^ {2}skills\s+\d+\s+\d+$/m);
-    expect(out).toContain("  tools        load_skill\n");
+    expect(out).toContain("  tools        edit_file, list_dir, load_skill, read_file, write_file\n");
     expect(out).toMatch(/^ {2}SKILL_BAD_NAME: .*broken\/SKILL\.md:3:7: name "Broken"/m);
 
     const json = JSON.parse((await pod("prompt", "--now", NOW, "--json")).stdout) as {

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { readdir } from "node:fs/promises";
-import { join } from "node:path";
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { FileSegmentStore, Pod } from "@insomnia/pod";
@@ -187,15 +187,56 @@ describe("pod run", () => {
     expect(log.stdout).toMatch(/continues /);
   });
 
-  test("a_tool_call_naming_no_tool_is_answered_with_an_error_the_model_sees", async () => {
+  test("file_tools_read_edit_and_write_inside_the_scope_and_are_refused_outside_it", async () => {
+    const notes = await box.write("notes.txt", "hello world\n");
+    const secret = await box.write("secret.txt", "do not read\n", box.home);
+    const outside = join(dirname(box.ws), "outside.txt");
     const server = await serve([
-      { toolCalls: [{ id: "toolu_1", name: "read_file", input: { path: "x" } }] },
-      { text: "I have no tools." },
+      { toolCalls: [{ id: "t1", name: "read_file", input: { path: "notes.txt" } }] },
+      {
+        toolCalls: [
+          { id: "t2", name: "edit_file", input: { path: "notes.txt", old_string: "world", new_string: "pod" } },
+        ],
+      },
+      {
+        toolCalls: [{ id: "t3", name: "write_file", input: { path: "made/new.txt", content: "made by the model\n" } }],
+      },
+      { toolCalls: [{ id: "t4", name: "read_file", input: { path: secret } }] },
+      { toolCalls: [{ id: "t5", name: "write_file", input: { path: "../outside.txt", content: "escaped\n" } }] },
+      { text: "done" },
     ]);
     const env = await workspace(server);
-    const run = await pod(env, "run", "read x");
-    expect([run.code, run.stdout]).toEqual([0, "I have no tools.\n"]);
-    expect(run.stderr).toMatch(/^pod: tool read_file \{"path":"x"\}\npod: tool failed read_file: /);
+    const run = await pod(env, "run", "work on the notes");
+    expect([run.code, run.stdout]).toEqual([0, "done\n"]);
+    // Exactly the files expected: one edited, one created, nothing outside touched or created.
+    expect(await readFile(notes, "utf8")).toBe("hello pod\n");
+    expect(await readFile(join(box.ws, "made", "new.txt"), "utf8")).toBe("made by the model\n");
+    expect(await readFile(secret, "utf8")).toBe("do not read\n");
+    await expect(readFile(outside, "utf8")).rejects.toMatchObject({ code: "ENOENT" });
+    // What the model was told: the file's text, then refusals it can read, naming the path.
+    const resultOf = (index: number): Json => {
+      const messages = body(server.requests[index]).messages as { content: Json[] }[];
+      return messages.at(-1)!.content[0]!;
+    };
+    expect(JSON.stringify(resultOf(1))).toContain("hello world");
+    expect(resultOf(4)).toMatchObject({ type: "tool_result", tool_use_id: "t4", is_error: true });
+    expect(JSON.stringify(resultOf(4))).toContain(secret);
+    expect(resultOf(5)).toMatchObject({ type: "tool_result", tool_use_id: "t5", is_error: true });
+    // The prompt names the tools the pod offers, and the request offers the same tools.
+    expect(systemOf(server.requests[0])).toMatch(/Tools: edit_file, list_dir, read_file, write_file\n/);
+    const tools = (body(server.requests[0]).tools as { name: string }[]).map((tool) => tool.name);
+    expect(tools).toEqual(["edit_file", "list_dir", "read_file", "write_file"]);
+  });
+
+  test("a_tool_call_naming_no_tool_is_answered_with_an_error_the_model_sees", async () => {
+    const server = await serve([
+      { toolCalls: [{ id: "toolu_1", name: "launch_rockets", input: { path: "x" } }] },
+      { text: "I have no such tool." },
+    ]);
+    const env = await workspace(server);
+    const run = await pod(env, "run", "launch x");
+    expect([run.code, run.stdout]).toEqual([0, "I have no such tool.\n"]);
+    expect(run.stderr).toMatch(/^pod: tool launch_rockets \{"path":"x"\}\npod: tool failed launch_rockets: /);
     const results = (body(server.requests[1]).messages as { content: Json[] }[])[2]?.content[0];
     expect(results).toMatchObject({ type: "tool_result", tool_use_id: "toolu_1", is_error: true });
   });

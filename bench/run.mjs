@@ -16,7 +16,7 @@ const BENCHES = [
   { file: "agents-md.mjs", needs: ["pod", "manifest", "prompt-loader"] },
   { file: "shared-template.mjs", needs: ["pod", "manifest", "worker", "template", "prompt-loader"] },
   { file: "cli-cold.mjs", needs: ["cli"], entry: "bin.js" },
-  { file: "segment-log.mjs", needs: ["pod", "worker"] },
+  { file: "segment-log.mjs", needs: ["segment-store", "pod", "worker"] },
   { file: "pod-run.mjs", needs: ["ai-sdk", "pod", "worker", "manifest", "cli"] },
 ];
 

@@ -232,7 +232,7 @@ export default async function run(log) {
       ],
       notes: [
         `Appends: one segment in a temp dir on the machine's disk; message records of ${Math.round(appends.lineBytes)} bytes per line on average (user, assistant with a tool call, tool result, assistant). Ours and the two references run in alternating batches of ${appends.batch} for ~6 s (${appends.batches} batches each); medians of the batch rates. Every append of ours is a positional write of the framed line (seq, CRC-32, record) and an fsync, acknowledged only after the fsync.`,
-        `Restore: a segment of ${(RECORDS + 1).toLocaleString("en")} records (start + ${RECORDS.toLocaleString("en")} messages, same mix) built in the store's line format and checked to read back without warnings. Ours verifies framing, sequence and the CRC-32 of every line, and the record shape; the reference only parses JSON. Goal (issue 15): `readSegment` ≤ 1.2x the reference, with every check kept.`,
+        `Restore: a segment of ${(RECORDS + 1).toLocaleString("en")} records (start + ${RECORDS.toLocaleString("en")} messages, same mix) built in the store's line format and checked to read back without warnings. Ours verifies framing, sequence and the CRC-32 of every line, and the record shape; the reference only parses JSON. Goal (issue 15): \`readSegment\` ≤ 1.2x the reference, with every check kept.`,
         "Median of 2 rotated tinybench rounds.",
       ],
     });

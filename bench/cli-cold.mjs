@@ -56,6 +56,12 @@ export default async function run(log) {
       empty: ["-e", "0"],
       deps: ["-e", depsScript],
     };
+    const before = process.env.POD_BIN_BEFORE;
+    if (before !== undefined) {
+      commands.beforePod = ["--no-warnings", before, "prompt", "--cwd", cwd];
+      commands.beforeConfigured = ["--no-warnings", before, "prompt", "--cwd", configured];
+      commands.beforeCheck = ["--no-warnings", before, "check", "--cwd", configured];
+    }
     const first = time(commands.pod, options);
     if (!first.stdout.includes("## Working boundaries")) throw new Error("`pod prompt` did not print a prompt");
     const configuredPrompt = time(commands.configured, options).stdout;

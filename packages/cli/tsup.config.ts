@@ -1,8 +1,9 @@
 import { cp, mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Plugin } from "esbuild";
-import { defineConfig } from "tsup";
+import { defineConfig, type Options } from "tsup";
 import { baseConfig } from "../../tsup.base.ts";
+
+type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 /*
  * The `pod` bin is one bundle (issue 15): our packages and their dependencies are inlined and

@@ -5,7 +5,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs
 import { open, readFile, appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
-import { compare, fmtBytes, fmtMs, fmtRatio, importDist, main, median, result, tempDir } from "./lib.mjs";
+import { compare, fmtBytes, fmtMs, fmtRatio, importDist, main, median, met, result, tempDir } from "./lib.mjs";
 
 const { Pod } = await importDist("pod");
 const { FileSegmentStore } = await importDist("segment-store");

@@ -16,7 +16,7 @@ const BENCHES = [
   { file: "agents-md.mjs", needs: ["pod", "manifest", "prompt-loader"] },
   { file: "shared-template.mjs", needs: ["pod", "manifest", "worker", "template", "prompt-loader"] },
   { file: "cli-cold.mjs", needs: ["cli"], entry: "bin.js" },
-  { file: "segment-log.mjs", needs: ["pod", "worker"] },
+  { file: "segment-log.mjs", needs: ["segment-store", "pod", "worker"] },
   { file: "pod-run.mjs", needs: ["ai-sdk", "pod", "worker", "manifest", "cli"] },
   { file: "segment-store-postgres.mjs", needs: ["segment-store-postgres"] },
   { file: "skills.mjs", needs: ["skills", "manifest", "cli"] },
@@ -24,6 +24,7 @@ const BENCHES = [
   { file: "linear-errors.mjs", needs: ["template", "manifest", "prompt-loader"] },
 ];
 
+const KEPT_HEADING = "## Start-up and restore (issue 15)";
 const filters = process.argv.slice(2);
 const selected = filters.length === 0 ? BENCHES : BENCHES.filter((b) => filters.some((f) => b.file.includes(f)));
 if (selected.length === 0) {
@@ -135,7 +136,12 @@ const markdown = [
 
 process.stdout.write(`${markdown}\n`);
 if (filters.length === 0) {
-  await writeFile(join(ROOT, "bench", "RESULTS.md"), markdown);
+  // Hand-written sections at the end (from "## Start-up and restore (issue 15)" on: before/after
+  // ratios of the changes, from runs of other builds) are kept as they are.
+  const file = join(ROOT, "bench", "RESULTS.md");
+  const previous = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const kept = previous.indexOf(KEPT_HEADING);
+  await writeFile(file, kept === -1 ? markdown : `${markdown}\n${previous.slice(kept)}`);
   console.error(`wrote bench/RESULTS.md`);
 } else {
   console.error("a subset was run: bench/RESULTS.md left unchanged");

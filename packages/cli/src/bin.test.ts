@@ -1,6 +1,6 @@
 import { readFile, readdir } from "node:fs/promises";
 import { builtinModules } from "node:module";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { BIN, runPod, useSandbox } from "./__fixtures__/sandbox.ts";
 
@@ -139,17 +139,46 @@ describe("start-up cost", () => {
     expect(closure.bare).toEqual([]);
   });
 
-  test("prompt_loads_the_tokenizer_only_for_explain_and_json", async () => {
+  // The bin is one bundle (issue 15): no chunk imports a package, so these check chunks, not packages.
+  test("bundle_imports_no_package_at_run_time", async () => {
     const dist = dirname(BIN);
-    const chunk = (await readdir(dist)).find((name) => /^prompt-[\w-]+\.js$/.test(name));
-    expect(chunk).toBeDefined();
-    const closure = await staticClosure(join(dist, chunk!));
-    expect(closure.bare.sort()).toEqual(["@insomnia/manifest", "@insomnia/pod"]);
     const files = (await readdir(dist)).filter((name) => name.endsWith(".js"));
     const texts = await Promise.all(files.map((name) => readFile(join(dist, name), "utf8")));
-    expect(texts.flatMap((text) => staticImports(text).bare)).not.toContain("gpt-tokenizer/encoding/o200k_base");
-    expect(
-      texts.filter((text) => /import\(\s*["']gpt-tokenizer\/encoding\/o200k_base["']\s*\)/.test(text)).length,
-    ).toBe(1);
+    expect(texts.flatMap((text) => staticImports(text).bare)).toEqual([]);
+    const dynamic = texts.flatMap((text) => [...text.matchAll(/import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!));
+    expect(dynamic.length).toBeGreaterThan(0);
+    expect(dynamic.filter((spec) => !spec.startsWith("./"))).toEqual([]);
+  });
+
+  test("prompt_loads_the_tokenizer_only_for_explain_and_json", async () => {
+    const dist = dirname(BIN);
+    const names = await readdir(dist);
+    const chunk = names.find((name) => /^prompt-[\w-]+\.js$/.test(name));
+    const tokenizer = names.find((name) => /^o200k_base-[\w-]+\.js$/.test(name));
+    expect(chunk).toBeDefined();
+    expect(tokenizer).toBeDefined();
+    const closure = await staticClosure(join(dist, chunk!));
+    expect(closure.files.map((file) => basename(file))).not.toContain(tokenizer);
+    const files = names.filter((name) => name.endsWith(".js"));
+    const texts = await Promise.all(files.map((name) => readFile(join(dist, name), "utf8")));
+    const importsTokenizer = new RegExp(`import\\(\\s*["']\\./${tokenizer!.replace(".", "\\.")}["']\\s*\\)`);
+    expect(texts.filter((text) => importsTokenizer.test(text)).length).toBe(1);
+  });
+
+  test("prompt_and_check_never_load_the_ai_sdk", async () => {
+    const dist = dirname(BIN);
+    const names = (await readdir(dist)).filter((name) => name.endsWith(".js"));
+    const texts = new Map(
+      await Promise.all(names.map(async (name) => [name, await readFile(join(dist, name), "utf8")] as const)),
+    );
+    // The Anthropic provider's chunk: the only code that sends this header.
+    const provider = [...texts].filter(([, text]) => text.includes("anthropic-version")).map(([name]) => name);
+    expect(provider.length).toBeGreaterThan(0);
+    for (const command of ["prompt", "check"]) {
+      const chunk = names.find((name) => new RegExp(`^${command}-[\\w-]+\\.js$`).test(name));
+      expect(chunk, command).toBeDefined();
+      const closure = (await staticClosure(join(dist, chunk!))).files.map((file) => basename(file));
+      for (const name of provider) expect(closure, `${command} -> ${name}`).not.toContain(name);
+    }
   });
 });

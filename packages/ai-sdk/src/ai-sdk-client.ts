@@ -17,29 +17,29 @@ export interface AiSdkWarning {
 /** Options of {@link aiSdkClient}. */
 export interface AiSdkClientOptions {
   /** Most tokens the model may write per call. */
-  maxOutputTokens?: number;
+  maxOutputTokens?: number | undefined;
   /** Sampling temperature (0 to 2; what a provider accepts varies). */
-  temperature?: number;
+  temperature?: number | undefined;
   /** Retries after a 429, 5xx or a failed connection, with backoff that honours `retry-after` (default: the SDK's 2). */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Gives up a call (all attempts) after this many milliseconds. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Stops the call in flight; `complete` rejects with `ABORTED`. */
-  abortSignal?: AbortSignal;
+  abortSignal?: AbortSignal | undefined;
   /** Extra HTTP headers on every request. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * OpenAI's `prompt_cache_key`: the pod segment the request belongs to, so requests of one
    * conversation land on the same cache. A string, or a function read on every call (the
    * segment changes on compaction). Default: a hash of the system prompt and tool definitions.
    */
-  cacheKey?: string | ((request: LlmRequest) => string | undefined);
+  cacheKey?: string | ((request: LlmRequest) => string | undefined) | undefined;
   /** Which cache hints to send; default from the model's provider id. */
-  cacheStyle?: CacheStyle;
+  cacheStyle?: CacheStyle | undefined;
   /** Gets the model's text as it arrives; when set, the call streams. */
-  onText?: (text: string) => void;
+  onText?: ((text: string) => void) | undefined;
   /** Gets the warnings the SDK would otherwise print to the console. */
-  onWarning?: (warning: AiSdkWarning) => void;
+  onWarning?: ((warning: AiSdkWarning) => void) | undefined;
 }
 
 /** The provider id of a model (`anthropic.messages`); a bare string id goes to the AI SDK gateway. */

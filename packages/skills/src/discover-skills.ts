@@ -58,16 +58,16 @@ export interface DiscoverSkillsOptions {
   /** The pod's working directory (absolute); the workspace roots are below it. */
   cwd: string;
   /** For the user roots (default `process.env`). */
-  env?: NodeJS.ProcessEnv;
+  env?: NodeJS.ProcessEnv | undefined;
   /** The roots to search, highest first (default: {@link skillRoots} of `cwd` and `env`). */
-  roots?: readonly SkillRoot[];
+  roots?: readonly SkillRoot[] | undefined;
   /**
    * The pod's readable scope: a workspace root and every skill file in it must be readable
    * (real paths). Default: inside the real path of `cwd`.
    */
-  isReadable?: IsReadable;
+  isReadable?: IsReadable | undefined;
   /** Limits, for tests: depth, directories per root, bytes per file. */
-  limits?: { maxDepth?: number; maxDirs?: number; maxBytes?: number };
+  limits?: { maxDepth?: number | undefined; maxDirs?: number | undefined; maxBytes?: number | undefined } | undefined;
 }
 
 interface Candidate {

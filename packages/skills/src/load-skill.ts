@@ -11,7 +11,7 @@ export const LOAD_SKILL_TOOL = "load_skill";
 /** Options of {@link readSkillBody} and {@link createLoadSkillTool}. */
 export interface LoadSkillOptions {
   /** The pod's readable scope, checked for skills of a workspace root (as at discovery). */
-  isReadable?: IsReadable;
+  isReadable?: IsReadable | undefined;
 }
 
 /** What reading a skill's body needs of a catalog entry. */

@@ -18,7 +18,7 @@ export interface SkillRootsOptions {
   /** The pod's working directory (absolute). */
   cwd: string;
   /** For `XDG_CONFIG_HOME` and `HOME` (default `process.env`). */
-  env?: NodeJS.ProcessEnv;
+  env?: NodeJS.ProcessEnv | undefined;
 }
 
 /** Highest first; the order of design.md ("Skill roots"). */

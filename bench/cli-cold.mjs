@@ -21,7 +21,7 @@ function time(args, options) {
 }
 
 export default async function run(log) {
-  const bin = process.env.POD_BIN ?? distFile("cli", "bin.js");
+  const bin = process.env.POD_BIN ?? distFile("cli", "bin.cjs");
   const { dir, cleanup } = await tempDir("cli");
   try {
     const cwd = join(dir, "workspace");
@@ -55,6 +55,10 @@ export default async function run(log) {
       check: ["--no-warnings", bin, "check", "--cwd", configured],
       empty: ["-e", "0"],
       deps: ["-e", depsScript],
+      // The same runs without the bin's compile cache (context rows: a first run's cost).
+      podNoCache: ["--no-warnings", bin, "prompt", "--cwd", cwd],
+      configuredNoCache: ["--no-warnings", bin, "prompt", "--cwd", configured],
+      checkNoCache: ["--no-warnings", bin, "check", "--cwd", configured],
     };
     const before = process.env.POD_BIN_BEFORE;
     if (before !== undefined) {
@@ -72,14 +76,24 @@ export default async function run(log) {
       throw new Error("the configured workspace's instruction (and its includes) was not used");
     if (!time(commands.check, options).stdout.includes("3 source files"))
       throw new Error("`pod check` did not check the instruction and its two includes");
-    const optionsOf = (name) => (name === "deps" ? depsOptions : options);
+    const noCacheOptions = { ...options, env: { ...env, NODE_DISABLE_COMPILE_CACHE: "1" } };
+    const optionsOf = (name) => (name === "deps" ? depsOptions : name.endsWith("NoCache") ? noCacheOptions : options);
     for (const name of Object.keys(commands)) time(commands[name], optionsOf(name)); // page cache and disk warm
     const samples = Object.fromEntries(Object.keys(commands).map((name) => [name, []]));
     log(
       `${SAMPLES} × (pod prompt, pod prompt and pod check with a manifest and includes, node -e 0, node -e import(handlebars, yaml, valibot)), alternating…`,
     );
     for (let i = 0; i < SAMPLES; i++) {
-      const forward = ["pod", "empty", "configured", "check", "deps"];
+      const forward = [
+        "pod",
+        "empty",
+        "configured",
+        "check",
+        "deps",
+        "podNoCache",
+        "configuredNoCache",
+        "checkNoCache",
+      ];
       if (before !== undefined) forward.push("beforePod", "beforeConfigured", "beforeCheck");
       const order = i % 2 === 0 ? forward : forward.toReversed();
       for (const name of order) samples[name].push(time(commands[name], optionsOf(name)).ms);
@@ -93,7 +107,7 @@ export default async function run(log) {
     return result(5, "`pod prompt` and `pod check` as a whole process, cold", {
       rows: [
         {
-          figure: "`node packages/cli/dist/bin.js prompt --cwd <tmp workspace>`, wall time",
+          figure: "`node packages/cli/dist/bin.cjs prompt --cwd <tmp workspace>`, wall time",
           ours: fmtMs(pod),
           reference: `\`node -e 0\`: ${fmtMs(empty)}`,
           ratio: fmtRatio(ratio),
@@ -125,6 +139,18 @@ export default async function run(log) {
           goal: "—",
           met: "—",
         },
+        ...[
+          ["podNoCache", "`pod prompt`, empty workspace"],
+          ["configuredNoCache", "`pod prompt`, the configured workspace"],
+          ["checkNoCache", "`pod check`, the configured workspace"],
+        ].map(([name, what]) => ({
+          figure: `(context) ${what}, without the compile cache (\`NODE_DISABLE_COMPILE_CACHE=1\`: what every run costs when the cache cannot be used)`,
+          ours: fmtMs(median(samples[name])),
+          reference: `\`node -e 0\`: ${fmtMs(empty)}`,
+          ratio: fmtRatio(median(samples[name]) / empty),
+          goal: "—",
+          met: "—",
+        })),
         ...(before === undefined
           ? []
           : [
@@ -144,7 +170,7 @@ export default async function run(log) {
         `${SAMPLES} samples of each, alternating (order reversed every other round), each a \`spawnSync\` of \`${process.execPath}\` timed from spawn to exit; medians. Min/max: pod ${fmtMs(Math.min(...samples.pod))}/${fmtMs(Math.max(...samples.pod))}, with a manifest ${fmtMs(Math.min(...samples.configured))}/${fmtMs(Math.max(...samples.configured))}, check ${fmtMs(Math.min(...samples.check))}/${fmtMs(Math.max(...samples.check))}, \`node -e 0\` ${fmtMs(Math.min(...samples.empty))}/${fmtMs(Math.max(...samples.empty))}.`,
         "The workspace is an empty temp dir (default manifest, builtin instruction, no AGENTS.md); HOME and XDG_CONFIG_HOME point at an empty temp dir so no user manifest is read. Output is the full prompt on stdout (piped).",
         "The configured workspace: `.insomnia/pod.yaml` sets `worker.instruction: $workspace/main`; main.md is the builtin's text plus a line (so it is parsed, not prebuilt) and includes `$workspace/style` (an `#if` and `join`) and `$workspace/testing`. `pod prompt` prints the rendered prompt; `pod check` parses and checks the manifest and the three files and prints `ok`.",
-        "The bin is one bundled file plus lazily imported chunks (issue 15): a start resolves no package. `pod prompt` in the empty workspace evaluates none of yaml, valibot and Handlebars' parser (they are inlined but evaluated on first use), nor node:crypto or node:zlib; in the configured workspace all three are evaluated, from the bundle. The AI SDK and gpt-tokenizer are chunks only `pod run` and `--explain`/`--json` import.",
+        "The bin (issue 15) is CommonJS bundles run through its V8 compile cache (packages/cli/src/compile-cache.ts): dist/bin.cjs loads dist/pod.cjs (the CLI and our packages), which loads each third-party package from its own dist/vendor/<name>.cjs when a command first needs it. `pod prompt` in the empty workspace reads none of yaml, valibot and Handlebars' parser; the configured workspace reads all three. The AI SDK, pg and gpt-tokenizer are only read by `pod run` and `--explain`/`--json`. HOME is the temp dir, so the cache lives there: the warm-up run of each command writes it and the samples use it, as a user's second and later runs do; the `NODE_DISABLE_COMPILE_CACHE=1` rows show the cost without it.",
         "The dependency reference runs in packages/manifest (yaml and valibot are its dependencies, handlebars resolves from the repo root), imports the three without awaiting them; the process exits once they are loaded.",
       ],
     });

@@ -248,7 +248,7 @@ async function coldRun(log, dir) {
     ANTHROPIC_API_KEY: "bench",
     NO_COLOR: "1",
   };
-  const bin = process.env.POD_BIN ?? distFile("cli", "bin.js");
+  const bin = process.env.POD_BIN ?? distFile("cli", "bin.cjs");
   /** Spawn to the first request byte (pod) or to exit (reference), in ms. */
   const time = (args, cwd, untilRequest) =>
     new Promise((resolve, reject) => {
@@ -346,7 +346,7 @@ export default async function run(log) {
       notes: [
         `Prefix stability: one pod (builtin instruction, ${stability.systemBytes} B system prompt, 4 tools) talks to the local fake provider over the Anthropic Messages wire through \`aiSdkClient\` for ${TURNS} turns; every turn is user → tool call → tool result → answer (2 model calls), the pod is compacted after turn ${COMPACT_AFTER} and closed and restored from its file log (a new Worker and Pod) after turn ${RESTORE_AFTER}. Each request body is read in the order Anthropic's prefix cache reads it (tools, system, messages) and compared byte for byte with the previous one. The goal row divides the common prefix by the previous request's length (the cache that call wrote, which the next one reuses); the last context row divides it by the next request's own length, which also counts what the turn added, so it depends on the workload (here a tool result of about 150 B per turn), not on the adapter. The previous last message loses its \`cache_control\` breakpoint, which is where the common prefix ends: the few bytes short of 100%.`,
         "Adapter overhead: the same `LlmRequest` (a 6.8 KB system prompt, 3 messages, 4 tools) through `aiSdkClient(...).complete` against Node's `fetch` posting the exact bytes the adapter sent to the same local server and parsing the JSON answer; tinybench medians, 3 rounds in rotated order.",
-        "`pod run` cold: each sample a new `node packages/cli/dist/bin.js run --new hello` in a workspace whose manifest points `provider.base_url` at a local HTTP server in the bench process, timed from `spawn` to the server seeing the first byte of the request; `node -e 0` and the SDK import are timed from `spawn` to exit. 20 alternating samples, medians. Most of the time before the request is loading the AI SDK and the provider package, as the reference point shows.",
+        "`pod run` cold: each sample a new `node packages/cli/dist/bin.cjs run --new hello` in a workspace whose manifest points `provider.base_url` at a local HTTP server in the bench process, timed from `spawn` to the server seeing the first byte of the request; `node -e 0` and the SDK import are timed from `spawn` to exit. 20 alternating samples, medians. Most of the time before the request is loading the AI SDK and the provider package, as the reference point shows.",
       ],
     });
   } finally {

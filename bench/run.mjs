@@ -15,7 +15,7 @@ const BENCHES = [
   { file: "parse-includes.mjs", needs: ["template", "prompt-loader"] },
   { file: "agents-md.mjs", needs: ["pod", "manifest", "prompt-loader"] },
   { file: "shared-template.mjs", needs: ["pod", "manifest", "worker", "template", "prompt-loader"] },
-  { file: "cli-cold.mjs", needs: ["cli"], entry: "bin.js" },
+  { file: "cli-cold.mjs", needs: ["cli"], entry: "bin.cjs" },
   { file: "segment-log.mjs", needs: ["segment-store", "pod", "worker"] },
   { file: "pod-run.mjs", needs: ["ai-sdk", "pod", "worker", "manifest", "cli"] },
   { file: "segment-store-postgres.mjs", needs: ["segment-store-postgres"] },
@@ -33,7 +33,7 @@ if (selected.length === 0) {
 }
 
 const missing = [
-  ...new Set(selected.flatMap((b) => b.needs.map((name) => distFile(name, name === "cli" ? "bin.js" : "index.js")))),
+  ...new Set(selected.flatMap((b) => b.needs.map((name) => distFile(name, name === "cli" ? "bin.cjs" : "index.js")))),
 ].filter((file) => !existsSync(file));
 if (missing.length > 0) {
   console.error(

@@ -86,7 +86,7 @@ export default async function run(log) {
     });
 
     // `pod prompt` as a process: 100 skills vs none, same workspace otherwise.
-    const bin = distFile("cli", "bin.js");
+    const bin = distFile("cli", "bin.cjs");
     const without = join(dir, "prompt-without");
     const withSkills = join(dir, "prompt-with");
     mkdirSync(without, { recursive: true });
@@ -125,7 +125,7 @@ export default async function run(log) {
         "Ours: `discoverSkills({ cwd, env })` of @insomnia/skills over `<cwd>/.insomnia/skills/<name>/SKILL.md` (the other three roots are absent): per root realpath + stat, a breadth-first walk (readdir, realpath and stat of each directory, lstat for SKILL.md), then per skill realpath, containment and scope checks, stat, open (O_NONBLOCK|O_NOFOLLOW), fstat, read, strict UTF-8 decode, the frontmatter split, the safe YAML parse of @insomnia/manifest (tokens scanned for anchors/tags, composed, converted) and the name/description checks, plus a SHA-256 of the text.",
         "Reference (the floor): `readdirSync` of the root and `readFileSync` of every SKILL.md with a search for the closing `---`; no YAML, no checks.",
         "Each SKILL.md is about 600 bytes: name, a one-sentence description, license, a metadata map, a body.",
-        `\`pod prompt\`: \`node packages/cli/dist/bin.js prompt --cwd <ws>\`, ${SAMPLES} alternating runs each, median; the 100-skill listing is over the default 8,000-character budget, so its descriptions are shortened and a warning is printed (on stderr), as a user would see it.`,
+        `\`pod prompt\`: \`node packages/cli/dist/bin.cjs prompt --cwd <ws>\`, ${SAMPLES} alternating runs each, median; the 100-skill listing is over the default 8,000-character budget, so its descriptions are shortened and a warning is printed (on stderr), as a user would see it.`,
       ],
     });
   } finally {

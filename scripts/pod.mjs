@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const bin = fileURLToPath(new URL("../packages/cli/dist/bin.js", import.meta.url));
+const bin = fileURLToPath(new URL("../packages/cli/dist/bin.cjs", import.meta.url));
 if (!existsSync(bin)) {
   console.error("pod: packages/cli is not built yet; run `npx -y pnpm@10.34.9 build` first.");
   process.exit(2);

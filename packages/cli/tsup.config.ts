@@ -1,22 +1,30 @@
-import { cp, mkdir, readFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
+import { builtinModules, createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { defineConfig, type Options } from "tsup";
 import { baseConfig } from "../../tsup.base.ts";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 /*
- * The `pod` bin is one bundle (issue 15): our packages and their dependencies are inlined and
- * tree-shaken, so a start resolves no package and reads a handful of files instead of ~100.
- * Commands are `import()`ed by main.ts, so each is its own chunk; what only some commands
- * need (the AI SDK and its providers, gpt-tokenizer, a database driver) sits in chunks only
- * those commands import. The libraries stay plain ESM packages; only this build bundles them.
+ * The `pod` bin (issue 15) is CommonJS bundles run through a V8 code cache
+ * (src/compile-cache.ts): Node 20 caches no compiled code itself, and a CommonJS file loads
+ * with less work than ES modules. The library entry (dist/index.js) stays plain ESM.
+ *
+ * - dist/bin.cjs: the launcher (src/launcher.ts); loads dist/pod.cjs through the cache.
+ * - dist/pod.cjs: the CLI and our packages, inlined and tree-shaken. Commands are `import()`ed
+ *   by main.ts, so each is evaluated only when it runs.
+ * - dist/vendor/<name>.cjs: each third-party package the bin loads on first use (VENDORS), one
+ *   self-contained file each, loaded by a `require("./vendor/<name>.cjs")` in place of the
+ *   package, so a command reads and compiles only what it uses and each file has its own
+ *   cache entry.
  *
  * What the libraries find at run time next to their own code is made to work from the bundle:
  * - @insomnia/manifest and @insomnia/template load yaml, valibot and Handlebars' parser on first
  *   use with `createRequire(import.meta.url)(...)`, which a bundler cannot follow. Those calls
- *   become plain `require("<same specifier>")`, which esbuild inlines as lazily evaluated
- *   CommonJS wrappers: still loaded on first use, but from the bundle, never from node_modules.
+ *   become plain `require("<same specifier>")`, which the vendor plugin points at their files.
  * - @insomnia/template reads `prebuilt-asts.json` next to its code: copied into the output dir.
  * - @insomnia/prompt-loader's builtin prompts are `../prompts/` of its code: in the bundle they
  *   are `./prompts/` of the output dir, where they are copied.
@@ -95,14 +103,130 @@ function bundledLibraries(): Plugin {
   };
 }
 
-export default defineConfig({
-  ...baseConfig,
-  entry: ["src/index.ts", "src/bin.ts"],
-  // Everything is inlined but a database driver's optional native parts (never installed).
-  noExternal: [/^(?!pg-native$|pg-cloudflare(?:$|\/))/],
-  esbuildPlugins: [bundledLibraries()],
-  // Inlined CommonJS (yaml, Handlebars' parser) requires Node builtins: give it a real require.
-  banner: {
-    js: 'import { createRequire as __insomniaCreateRequire } from "node:module";\nconst require = __insomniaCreateRequire(import.meta.url);',
-  },
-});
+interface Vendor {
+  /** The file: dist/vendor/<name>.cjs. */
+  readonly name: string;
+  /** What our code imports or requires. */
+  readonly specifier: string;
+  /** The workspace package that depends on it (where it resolves), relative to this one. */
+  readonly from: string;
+}
+
+const VENDORS: readonly Vendor[] = [
+  { name: "yaml", specifier: "yaml", from: "../manifest" },
+  { name: "valibot", specifier: "valibot", from: "../manifest" },
+  { name: "handlebars-parser", specifier: "handlebars/dist/cjs/handlebars/compiler/base.js", from: "../template" },
+  { name: "ai", specifier: "ai", from: "../ai-sdk" },
+  { name: "anthropic", specifier: "@ai-sdk/anthropic", from: "." },
+  { name: "openai", specifier: "@ai-sdk/openai", from: "." },
+  { name: "openai-compatible", specifier: "@ai-sdk/openai-compatible", from: "." },
+  { name: "pg", specifier: "pg", from: "../segment-store-postgres" },
+  { name: "o200k-base", specifier: "gpt-tokenizer/encoding/o200k_base", from: "." },
+];
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** Each vendor's CommonJS entry file, resolved as Node resolves it from the package using it. */
+function vendorEntries(): Record<string, string> {
+  return Object.fromEntries(
+    VENDORS.map((vendor) => [
+      `vendor/${vendor.name}`,
+      createRequire(join(HERE, vendor.from, "package.json")).resolve(vendor.specifier),
+    ]),
+  );
+}
+
+const BUILTINS = new Set(builtinModules);
+const isBuiltin = (specifier: string): boolean => specifier.startsWith("node:") || BUILTINS.has(specifier);
+
+/**
+ * Our code's imports of a vendor become `require("./vendor/<name>.cjs")`, and every import of a
+ * vendor or a Node builtin from ES module code is made lazy. esbuild turns an ES module's
+ * import of an external into a `require` at the top of the CommonJS output, which would load
+ * every vendor and builtin any command uses at every start. Each such import instead resolves
+ * to a small CommonJS module, `module.exports = require(...)`, which esbuild evaluates when the
+ * importing module is (a command's modules only when the command runs).
+ */
+function vendorFiles(): Plugin {
+  const bySpecifier = new Map(VENDORS.map((vendor) => [vendor.specifier, `./vendor/${vendor.name}.cjs`]));
+  return {
+    name: "insomnia-vendor-files",
+    setup(build) {
+      build.onResolve({ filter: /^\.\/vendor\// }, (args) => ({ path: args.path, external: true }));
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.kind === "entry-point") return undefined;
+        const vendor = bySpecifier.get(args.path);
+        if (vendor === undefined && !isBuiltin(args.path)) return undefined;
+        const target = vendor ?? args.path;
+        if (args.kind === "import-statement" || args.kind === "dynamic-import")
+          return { path: target, namespace: "insomnia-lazy-require" };
+        return vendor === undefined ? undefined : { path: vendor, external: true };
+      });
+      build.onLoad({ filter: /.*/, namespace: "insomnia-lazy-require" }, (args) => ({
+        contents: `module.exports = require(${JSON.stringify(args.path)});`,
+        loader: "js",
+        resolveDir: HERE,
+      }));
+    },
+  };
+}
+
+const IDS_PLACEHOLDER = '"__POD_BUNDLE_IDS__"';
+
+/** Writes each bundle file's content id into the launcher (the compile cache's key). */
+async function writeBundleIds(outDir: string): Promise<void> {
+  const names = ["pod.cjs", ...VENDORS.map((vendor) => `vendor/${vendor.name}.cjs`)];
+  const ids: Record<string, string> = {};
+  for (const name of names) {
+    ids[name] = createHash("sha256")
+      .update(await readFile(join(outDir, name)))
+      .digest("hex")
+      .slice(0, 16);
+  }
+  const launcher = join(outDir, "bin.cjs");
+  const text = await readFile(launcher, "utf8");
+  if (occurrences(text, IDS_PLACEHOLDER) !== 1) throw new Error(`${launcher}: expected ${IDS_PLACEHOLDER} once`);
+  await writeFile(
+    launcher,
+    text.replace(IDS_PLACEHOLDER, () => JSON.stringify(JSON.stringify(ids))),
+  );
+}
+
+/** The library entry, `import { main } from "@insomnia/cli"`: plain ESM on its dependencies. */
+export const libraryConfig: Options = { ...baseConfig, entry: ["src/index.ts"] };
+
+/** The `pod` bin (above), built into `outDir`. */
+export function binConfig(outDir: string): Options {
+  return {
+    ...baseConfig,
+    outDir,
+    entry: { bin: "src/launcher.ts", pod: "src/bin.ts", ...vendorEntries() },
+    format: ["cjs"],
+    outExtension: () => ({ js: ".cjs" }),
+    dts: false,
+    splitting: false,
+    // Everything is inlined but a database driver's optional native parts (never installed).
+    noExternal: [/^(?!pg-native$|pg-cloudflare(?:$|\/))/],
+    esbuildPlugins: [vendorFiles(), bundledLibraries()],
+    // esbuild writes CommonJS itself (tsup would go through rollup, hoisting every require),
+    // and tree-shakes the bundle as it does; `node:` stays, for vendorFiles.
+    treeshake: false,
+    removeNodeProtocol: false,
+    // The libraries' `import.meta.url` (their own location) is the bundle file's.
+    define: { "import.meta.url": "__podImportMetaUrl" },
+    banner: { js: 'const __podImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    esbuildOptions(options) {
+      // `import()` of our own modules becomes a lazy `require`: one file, evaluated on demand.
+      options.supported = { ...options.supported, "dynamic-import": false };
+    },
+    async onSuccess() {
+      await writeBundleIds(outDir);
+    },
+  };
+}
+
+// Both builds write into dist/: neither cleans it (the build script empties it first).
+export default defineConfig([
+  { ...libraryConfig, clean: false },
+  { ...binConfig("dist"), clean: false },
+]);

@@ -1,4 +1,5 @@
-import { readFile, readdir } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { cp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -103,82 +104,157 @@ describe("colour", () => {
   });
 });
 
-/** Bare specifiers and local chunks imported statically (not via import()) by one built file. */
-function staticImports(code: string): { local: string[]; bare: string[] } {
-  const specifiers = [
-    ...code.matchAll(/(?:^|[;\n}])\s*(?:import|export)\s*(?:[\w*{}\s,$]*?\s*from\s*)?["']([^"']+)["']/g),
-  ].map((m) => m[1]!);
-  return {
-    local: specifiers.filter((s) => s.startsWith(".")),
-    // tsup drops the node: prefix, so builtins are recognised by name.
-    bare: specifiers.filter(
-      (s) => !s.startsWith(".") && !s.startsWith("node:") && !builtinModules.includes(s.split("/")[0]!),
-    ),
-  };
+/** What one bundle file `require`s with a literal argument. */
+function requiredSpecifiers(code: string): string[] {
+  return [...code.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);
 }
 
-async function staticClosure(entry: string): Promise<{ files: string[]; bare: string[] }> {
-  const seen = new Set<string>();
-  const bare = new Set<string>();
-  const queue = [entry];
-  while (queue.length > 0) {
-    const file = queue.pop()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    const found = staticImports(await readFile(file, "utf8"));
-    for (const spec of found.bare) bare.add(spec);
-    for (const spec of found.local) queue.push(join(dirname(file), spec));
-  }
-  return { files: [...seen], bare: [...bare] };
+/** A copy of the built bin's directory without the named dist/vendor files. */
+async function binWithout(vendors: readonly string[]): Promise<string> {
+  const dir = join(box.home, "bin-copy");
+  await cp(dirname(BIN), dir, { recursive: true });
+  for (const name of vendors) await rm(join(dir, "vendor", `${name}.cjs`));
+  return join(dir, basename(BIN));
 }
+
+function runBin(bin: string, args: readonly string[], env: Record<string, string> = box.env) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolvePromise) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd: box.ws, env: { PATH: process.env.PATH ?? "", ...env } },
+      (error, stdout, stderr) =>
+        resolvePromise({
+          code: error === null ? 0 : typeof error.code === "number" ? error.code : null,
+          stdout,
+          stderr,
+        }),
+    );
+  });
+}
+
+const configured = async () => {
+  await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
+  await box.write(".insomnia/prompts/main.md", 'Work in {{cwd}}.\n{{> "$workspace/more"}}\n');
+  await box.write(".insomnia/prompts/more.md", '{{#if tools}}Tools: {{join tools ", "}}.{{/if}}\n');
+};
 
 describe("start-up cost", () => {
-  test("bin_loads_no_dependency_until_a_command_needs_it", async () => {
-    const closure = await staticClosure(BIN);
-    // --help and --version run on this closure alone: no yaml, valibot, handlebars or tokenizer.
-    expect(closure.bare).toEqual([]);
-  });
-
-  // The bin is one bundle (issue 15): no chunk imports a package, so these check chunks, not packages.
-  test("bundle_imports_no_package_at_run_time", async () => {
+  // The bin is CommonJS bundles (issue 15): these check what each command reads.
+  test("bundle_requires_only_builtins_and_its_vendor_files", async () => {
     const dist = dirname(BIN);
-    const files = (await readdir(dist)).filter((name) => name.endsWith(".js"));
-    const texts = await Promise.all(files.map((name) => readFile(join(dist, name), "utf8")));
-    expect(texts.flatMap((text) => staticImports(text).bare)).toEqual([]);
-    const dynamic = texts.flatMap((text) => [...text.matchAll(/import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!));
-    expect(dynamic.length).toBeGreaterThan(0);
-    expect(dynamic.filter((spec) => !spec.startsWith("./"))).toEqual([]);
-  });
-
-  test("prompt_loads_the_tokenizer_only_for_explain_and_json", async () => {
-    const dist = dirname(BIN);
-    const names = await readdir(dist);
-    const chunk = names.find((name) => /^prompt-[\w-]+\.js$/.test(name));
-    const tokenizer = names.find((name) => /^o200k_base-[\w-]+\.js$/.test(name));
-    expect(chunk).toBeDefined();
-    expect(tokenizer).toBeDefined();
-    const closure = await staticClosure(join(dist, chunk!));
-    expect(closure.files.map((file) => basename(file))).not.toContain(tokenizer);
-    const files = names.filter((name) => name.endsWith(".js"));
-    const texts = await Promise.all(files.map((name) => readFile(join(dist, name), "utf8")));
-    const importsTokenizer = new RegExp(`import\\(\\s*["']\\./${tokenizer!.replace(".", "\\.")}["']\\s*\\)`);
-    expect(texts.filter((text) => importsTokenizer.test(text)).length).toBe(1);
-  });
-
-  test("prompt_and_check_never_load_the_ai_sdk", async () => {
-    const dist = dirname(BIN);
-    const names = (await readdir(dist)).filter((name) => name.endsWith(".js"));
-    const texts = new Map(
-      await Promise.all(names.map(async (name) => [name, await readFile(join(dist, name), "utf8")] as const)),
-    );
-    // The Anthropic provider's chunk: the only code that sends this header.
-    const provider = [...texts].filter(([, text]) => text.includes("anthropic-version")).map(([name]) => name);
-    expect(provider.length).toBeGreaterThan(0);
-    for (const command of ["prompt", "check"]) {
-      const chunk = names.find((name) => new RegExp(`^${command}-[\\w-]+\\.js$`).test(name));
-      expect(chunk, command).toBeDefined();
-      const closure = (await staticClosure(join(dist, chunk!))).files.map((file) => basename(file));
-      for (const name of provider) expect(closure, `${command} -> ${name}`).not.toContain(name);
+    const vendors = new Set((await readdir(join(dist, "vendor"))).map((name) => `./vendor/${name}`));
+    expect(vendors.size).toBeGreaterThan(0);
+    for (const name of [basename(BIN), "pod.cjs"]) {
+      const required = requiredSpecifiers(await readFile(join(dist, name), "utf8"));
+      expect(required.length, name).toBeGreaterThan(0);
+      const other = required.filter(
+        (spec) => !vendors.has(spec) && !builtinModules.includes(spec.replace(/^node:/, "")),
+      );
+      expect(other, name).toEqual([]);
     }
+  });
+
+  test("help_and_version_read_no_vendor_file", async () => {
+    const bin = await binWithout(
+      (await readdir(join(dirname(BIN), "vendor"))).map((name) => name.replace(/\.cjs$/, "")),
+    );
+    expect((await runBin(bin, ["--help"])).code).toBe(0);
+    expect((await runBin(bin, ["--version"])).code).toBe(0);
+    const usage = await runBin(bin, ["frob"]);
+    expect([usage.code, usage.stderr]).toEqual([2, "pod: USAGE: unknown command 'frob' (see 'pod --help')\n"]);
+  });
+
+  test("prompt_in_an_empty_workspace_reads_no_vendor_file", async () => {
+    const bin = await binWithout(
+      (await readdir(join(dirname(BIN), "vendor"))).map((name) => name.replace(/\.cjs$/, "")),
+    );
+    const run = await runBin(bin, ["prompt", "--now", "2026-01-02T03:04:05Z"]);
+    expect([run.code, run.stderr]).toEqual([0, ""]);
+    expect(run.stdout).toContain("## Working boundaries");
+  });
+
+  test("prompt_and_check_never_read_the_ai_sdk_pg_or_the_tokenizer", async () => {
+    await configured();
+    const bin = await binWithout(["ai", "anthropic", "openai", "openai-compatible", "pg", "o200k-base"]);
+    const prompt = await runBin(bin, ["prompt", "--now", "2026-01-02T03:04:05Z"]);
+    expect([prompt.code, prompt.stderr]).toEqual([0, ""]);
+    expect(prompt.stdout).toContain(`Work in ${box.ws}.`);
+    const check = await runBin(bin, ["check"]);
+    expect([check.code, check.stderr]).toEqual([0, ""]);
+    expect(check.stdout).toContain("2 source files");
+    // --explain counts tokens: the one prompt path that needs the tokenizer's file.
+    const explain = await runBin(bin, ["prompt", "--explain"]);
+    expect(explain.code).not.toBe(0);
+    expect(explain.stderr).toContain("vendor/o200k-base.cjs: ENOENT");
+  });
+});
+
+describe("compile cache", () => {
+  const cacheDir = () => join(box.home, ".cache", "insomnia", "compile-cache");
+  const entries = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).sort();
+
+  test("first_run_writes_an_entry_per_file_read_and_later_runs_use_it", async () => {
+    await configured();
+    const first = await pod("prompt", "--now", "2026-01-02T03:04:05Z");
+    expect(first.code).toBe(0);
+    const written = await entries(cacheDir());
+    expect(written.map((name) => name.replace(/-[0-9a-f]{16}-v\d+\.\d+\.\d+-\w+\.bin$/, ""))).toEqual([
+      "handlebars_parser_cjs",
+      "pod_cjs",
+      "valibot_cjs",
+      "yaml_cjs",
+    ]);
+    const stats = await Promise.all(written.map((name) => stat(join(cacheDir(), name))));
+    expect(stats.map((s) => s.mode & 0o777)).toEqual(written.map(() => 0o600));
+    expect((await stat(cacheDir())).mode & 0o777).toBe(0o700);
+    const second = await pod("prompt", "--now", "2026-01-02T03:04:05Z");
+    expect(second).toEqual(first);
+    // Accepted entries are not rewritten.
+    const again = await Promise.all(written.map((name) => stat(join(cacheDir(), name))));
+    expect(again.map((s) => s.mtimeMs)).toEqual(stats.map((s) => s.mtimeMs));
+  });
+
+  test("a_damaged_entry_is_ignored_and_replaced", async () => {
+    expect((await pod("prompt")).code).toBe(0);
+    const [entry] = await entries(cacheDir());
+    expect(entry).toMatch(/^pod_cjs-/);
+    const file = join(cacheDir(), entry!);
+    const good = await readFile(file);
+    for (const damaged of [Buffer.from("not a cache"), Buffer.concat([good.subarray(0, 4), Buffer.alloc(2000, 7)])]) {
+      await writeFile(file, damaged);
+      const run = await pod("prompt", "--now", "2026-01-02T03:04:05Z");
+      expect([run.code, run.stderr]).toEqual([0, ""]);
+      expect(run.stdout).toContain("## Working boundaries");
+      const rewritten = await readFile(file);
+      expect(rewritten.subarray(0, 4)).toEqual(good.subarray(0, 4));
+      expect(rewritten.length).toBeGreaterThan(damaged.length);
+    }
+  });
+
+  test("node_disable_compile_cache_writes_nothing", async () => {
+    const run = await runPod(["prompt"], { cwd: box.ws, env: { ...box.env, NODE_DISABLE_COMPILE_CACHE: "1" } });
+    expect(run.code).toBe(0);
+    expect(await entries(join(box.home, ".cache"))).toEqual([]);
+  });
+
+  test("node_compile_cache_and_xdg_cache_home_move_it", async () => {
+    const nodeDir = join(box.home, "node-cache");
+    expect((await runPod(["prompt"], { cwd: box.ws, env: { ...box.env, NODE_COMPILE_CACHE: nodeDir } })).code).toBe(0);
+    expect((await entries(join(nodeDir, "insomnia-pod"))).length).toBe(1);
+    const xdgCache = join(box.home, "xdg-cache");
+    expect((await runPod(["prompt"], { cwd: box.ws, env: { ...box.env, XDG_CACHE_HOME: xdgCache } })).code).toBe(0);
+    expect((await entries(join(xdgCache, "insomnia", "compile-cache"))).length).toBe(1);
+    expect(await entries(join(box.home, ".cache"))).toEqual([]);
+  });
+
+  test("an_unwritable_cache_directory_changes_nothing_but_speed", async () => {
+    await box.write("file-not-dir", "x", box.home);
+    const run = await runPod(["prompt", "--now", "2026-01-02T03:04:05Z"], {
+      cwd: box.ws,
+      env: { ...box.env, XDG_CACHE_HOME: join(box.home, "file-not-dir") },
+    });
+    expect([run.code, run.stderr]).toEqual([0, ""]);
+    expect(run.stdout).toContain("## Working boundaries");
   });
 });

@@ -1,9 +1,11 @@
-#!/usr/bin/env node
+// The bundled CLI (dist/pod.cjs, run by dist/bin.cjs): `pod` on this process.
 import { main } from "./main.ts";
 
-process.exitCode = await main(process.argv.slice(2), {
+void main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
   cwd: process.cwd(),
+}).then((code) => {
+  process.exitCode = code;
 });

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach } from "vitest";
 
 /** The bin built by vitest.global-setup.ts. */
-export const BIN = fileURLToPath(new URL("../../node_modules/.cache/pod-cli-test/dist/bin.js", import.meta.url));
+export const BIN = fileURLToPath(new URL("../../node_modules/.cache/pod-cli-test/dist/bin.cjs", import.meta.url));
 
 /** Exit status and output of one `pod` process. */
 export interface PodRun {

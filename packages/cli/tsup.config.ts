@@ -171,24 +171,25 @@ function vendorFiles(): Plugin {
   };
 }
 
-const IDS_PLACEHOLDER = '"__POD_BUNDLE_IDS__"';
+const FILES_PLACEHOLDER = '"__POD_BUNDLE_FILES__"';
 
-/** Writes each bundle file's content id into the launcher (the compile cache's key). */
-async function writeBundleIds(outDir: string): Promise<void> {
+/** Writes each bundle file's content id (the compile cache's key) and encoding into the launcher. */
+async function writeBundleFiles(outDir: string): Promise<void> {
   const names = ["pod.cjs", ...VENDORS.map((vendor) => `vendor/${vendor.name}.cjs`)];
-  const ids: Record<string, string> = {};
+  const files: Record<string, { id: string; ascii: boolean }> = {};
   for (const name of names) {
-    ids[name] = createHash("sha256")
-      .update(await readFile(join(outDir, name)))
-      .digest("hex")
-      .slice(0, 16);
+    const bytes = await readFile(join(outDir, name));
+    files[name] = {
+      id: createHash("sha256").update(bytes).digest("hex").slice(0, 16),
+      ascii: bytes.every((byte) => byte < 0x80),
+    };
   }
   const launcher = join(outDir, "bin.cjs");
   const text = await readFile(launcher, "utf8");
-  if (occurrences(text, IDS_PLACEHOLDER) !== 1) throw new Error(`${launcher}: expected ${IDS_PLACEHOLDER} once`);
+  if (occurrences(text, FILES_PLACEHOLDER) !== 1) throw new Error(`${launcher}: expected ${FILES_PLACEHOLDER} once`);
   await writeFile(
     launcher,
-    text.replace(IDS_PLACEHOLDER, () => JSON.stringify(JSON.stringify(ids))),
+    text.replace(FILES_PLACEHOLDER, () => JSON.stringify(JSON.stringify(files))),
   );
 }
 
@@ -218,9 +219,12 @@ export function binConfig(outDir: string): Options {
     esbuildOptions(options) {
       // `import()` of our own modules becomes a lazy `require`: one file, evaluated on demand.
       options.supported = { ...options.supported, "dynamic-import": false };
+      // Non-ASCII text in strings is written as escapes, so a file is ASCII unless a comment is
+      // not: the launcher reads ASCII files as latin1 (exact, and no UTF-8 decoding).
+      options.charset = "ascii";
     },
     async onSuccess() {
-      await writeBundleIds(outDir);
+      await writeBundleFiles(outDir);
     },
   };
 }

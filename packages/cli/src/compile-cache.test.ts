@@ -37,16 +37,19 @@ describe("BundleLoader", () => {
 
   test("runs_a_file_with_its_vendor_files_loaded_once_and_node_builtins", () => {
     const before = (globalThis as { __vendorRuns?: number }).__vendorRuns ?? 0;
-    const exports = new BundleLoader(dir, undefined).load("main.cjs");
+    const exports = new BundleLoader(dir, {}, undefined).load("main.cjs");
     expect(exports).toEqual({ twice: 42, same: true, path: "/", file: join(dir, "main.cjs") });
     expect((globalThis as { __vendorRuns?: number }).__vendorRuns).toBe(before + 1);
   });
 
   test("writes_entries_at_flush_and_reads_them_back", async () => {
     const cacheDir = join(dir, "cache");
-    const ids = { "main.cjs": "0123456789abcdef", "vendor/v.cjs": "fedcba9876543210" };
-    const cache = new CompileCache(cacheDir, ids);
-    new BundleLoader(dir, cache).load("main.cjs");
+    const files = {
+      "main.cjs": { id: "0123456789abcdef", ascii: true },
+      "vendor/v.cjs": { id: "fedcba9876543210", ascii: false },
+    };
+    const cache = new CompileCache(cacheDir);
+    new BundleLoader(dir, files, cache).load("main.cjs");
     cache.flush();
     const names = (await readdir(cacheDir)).sort();
     expect(names).toEqual([
@@ -56,8 +59,8 @@ describe("BundleLoader", () => {
     const bytes = await readFile(join(cacheDir, names[0]!));
     expect(bytes.subarray(0, 4).toString("latin1")).toBe("PDC1");
     // A second process (here: a second loader) finds them and writes nothing new.
-    const again = new CompileCache(cacheDir, ids);
-    expect(new BundleLoader(dir, again).load("main.cjs")).toMatchObject({ twice: 42 });
+    const again = new CompileCache(cacheDir);
+    expect(new BundleLoader(dir, files, again).load("main.cjs")).toMatchObject({ twice: 42 });
     await rm(join(cacheDir, names[1]!));
     again.flush();
     expect((await readdir(cacheDir)).sort()).toEqual([names[0]]);
@@ -65,8 +68,8 @@ describe("BundleLoader", () => {
 
   test("a_file_without_an_id_is_compiled_without_the_cache", async () => {
     const cacheDir = join(dir, "cache");
-    const cache = new CompileCache(cacheDir, {});
-    expect(new BundleLoader(dir, cache).load("main.cjs")).toMatchObject({ twice: 42 });
+    const cache = new CompileCache(cacheDir);
+    expect(new BundleLoader(dir, {}, cache).load("main.cjs")).toMatchObject({ twice: 42 });
     cache.flush();
     await expect(readdir(cacheDir)).rejects.toMatchObject({ code: "ENOENT" });
   });

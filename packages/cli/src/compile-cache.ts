@@ -46,22 +46,25 @@ interface Pending {
   readonly cacheFile: string;
 }
 
+/** What the build records of each bundle file, by its name relative to the bundle's directory. */
+export interface BundleFile {
+  /** The file's content id: the key of its cache entries. */
+  readonly id: string;
+  /** The file is all ASCII (then it is read as latin1: exact, and no UTF-8 decoding). */
+  readonly ascii: boolean;
+}
+
 /** The cache of one process: reads entries as files are loaded and writes them at exit. */
 export class CompileCache {
   readonly #dir: string;
-  readonly #ids: Readonly<Record<string, string>>;
   readonly #pending: Pending[] = [];
 
-  /** `ids`: each bundle file's content id by its name relative to the bundle's directory. */
-  constructor(dir: string, ids: Readonly<Record<string, string>>) {
+  constructor(dir: string) {
     this.#dir = dir;
-    this.#ids = ids;
   }
 
-  /** Compiles `source` (the wrapped text of `file`, known as `name`) with the cached code, if any. */
-  compile(name: string, file: string, source: string): Script {
-    const id = this.#ids[name];
-    if (id === undefined) return new Script(source, scriptOptions(file));
+  /** Compiles `source` (the wrapped text of bundle file `name`, content `id`) with its cached code, if any. */
+  compile(name: string, id: string, file: string, source: string): Script {
     const cacheFile = join(
       this.#dir,
       `${basename(name).replace(/\W/g, "_")}-${id}-${process.version}-${process.arch}.bin`,
@@ -130,22 +133,28 @@ interface CommonJsModule {
  */
 export class BundleLoader {
   readonly #root: string;
+  readonly #files: Readonly<Record<string, BundleFile>>;
   readonly #cache: CompileCache | undefined;
   readonly #modules = new Map<string, CommonJsModule>();
 
-  /** `root`: the directory of the bundle files. */
-  constructor(root: string, cache: CompileCache | undefined) {
+  /** `root`: the directory of the bundle files; a file not in `files` is loaded without the cache. */
+  constructor(root: string, files: Readonly<Record<string, BundleFile>>, cache: CompileCache | undefined) {
     this.#root = root;
+    this.#files = files;
     this.#cache = cache;
   }
 
   /** Runs the bundle file `name` (relative to the root) once and returns its exports. */
   load(name: string): unknown {
     const file = join(this.#root, name);
-    const known = this.#modules.get(file);
-    if (known !== undefined) return known.exports;
-    const source = wrap(readFileSync(file, "utf8"));
-    const script = this.#cache?.compile(name, file, source) ?? new Script(source, scriptOptions(file));
+    const loaded = this.#modules.get(file);
+    if (loaded !== undefined) return loaded.exports;
+    const known = Object.hasOwn(this.#files, name) ? this.#files[name] : undefined;
+    const source = wrap(readFileSync(file, known?.ascii === true ? "latin1" : "utf8"));
+    const script =
+      known === undefined || this.#cache === undefined
+        ? new Script(source, scriptOptions(file))
+        : this.#cache.compile(name, known.id, file, source);
     const module: CommonJsModule = { exports: {}, id: file, filename: file, loaded: false };
     this.#modules.set(file, module);
     const nodeRequire = createRequire(file);

@@ -1,19 +1,20 @@
 #!/usr/bin/env node
 // The `pod` bin (dist/bin.cjs): runs the bundled CLI (dist/pod.cjs) through the compile cache.
 import { BundleLoader, CompileCache, compileCacheDir } from "./compile-cache.ts";
+import type { BundleFile } from "./compile-cache.ts";
 
-/** Each bundle file's content id (JSON), written in by the build (packages/cli/tsup.config.ts). */
-const BUNDLE_IDS = bundleIds("__POD_BUNDLE_IDS__");
+/** The bundle files (JSON), written in by the build (packages/cli/tsup.config.ts). */
+const BUNDLE_FILES = bundleFiles("__POD_BUNDLE_FILES__");
 
-function bundleIds(json: string): Record<string, string> | undefined {
+function bundleFiles(json: string): Record<string, BundleFile> {
   try {
-    return JSON.parse(json) as Record<string, string>;
+    return JSON.parse(json) as Record<string, BundleFile>;
   } catch {
-    return undefined; // not a build: no cache
+    return {}; // not a build: no cache
   }
 }
 
 const dir = compileCacheDir(process.env);
-const cache = dir === undefined || BUNDLE_IDS === undefined ? undefined : new CompileCache(dir, BUNDLE_IDS);
+const cache = dir === undefined ? undefined : new CompileCache(dir);
 if (cache !== undefined) process.once("exit", () => cache.flush());
-new BundleLoader(__dirname, cache).load("pod.cjs");
+new BundleLoader(__dirname, BUNDLE_FILES, cache).load("pod.cjs");

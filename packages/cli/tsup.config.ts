@@ -176,12 +176,13 @@ const FILES_PLACEHOLDER = '"__POD_BUNDLE_FILES__"';
 /** Writes each bundle file's content id (the compile cache's key) and encoding into the launcher. */
 async function writeBundleFiles(outDir: string): Promise<void> {
   const names = ["pod.cjs", ...VENDORS.map((vendor) => `vendor/${vendor.name}.cjs`)];
-  const files: Record<string, { id: string; ascii: boolean }> = {};
+  const files: Record<string, { id: string; ascii: boolean; dynamicImport: boolean }> = {};
   for (const name of names) {
     const bytes = await readFile(join(outDir, name));
     files[name] = {
       id: createHash("sha256").update(bytes).digest("hex").slice(0, 16),
       ascii: bytes.every((byte) => byte < 0x80),
+      dynamicImport: bytes.includes("import("),
     };
   }
   const launcher = join(outDir, "bin.cjs");

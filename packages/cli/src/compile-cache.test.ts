@@ -45,8 +45,8 @@ describe("BundleLoader", () => {
   test("writes_entries_at_flush_and_reads_them_back", async () => {
     const cacheDir = join(dir, "cache");
     const files = {
-      "main.cjs": { id: "0123456789abcdef", ascii: true },
-      "vendor/v.cjs": { id: "fedcba9876543210", ascii: false },
+      "main.cjs": { id: "0123456789abcdef", ascii: true, dynamicImport: false },
+      "vendor/v.cjs": { id: "fedcba9876543210", ascii: false, dynamicImport: true },
     };
     const cache = new CompileCache(cacheDir);
     new BundleLoader(dir, files, cache).load("main.cjs");

@@ -52,6 +52,8 @@ export interface BundleFile {
   readonly id: string;
   /** The file is all ASCII (then it is read as latin1: exact, and no UTF-8 decoding). */
   readonly ascii: boolean;
+  /** The file's text has `import(` (maybe only in a comment): it gets Node's module loader. */
+  readonly dynamicImport: boolean;
 }
 
 /** The cache of one process: reads entries as files are loaded and writes them at exit. */
@@ -64,13 +66,13 @@ export class CompileCache {
   }
 
   /** Compiles `source` (the wrapped text of bundle file `name`, content `id`) with its cached code, if any. */
-  compile(name: string, id: string, file: string, source: string): Script {
+  compile(name: string, known: BundleFile, file: string, source: string): Script {
     const cacheFile = join(
       this.#dir,
-      `${basename(name).replace(/\W/g, "_")}-${id}-${process.version}-${process.arch}.bin`,
+      `${basename(name).replace(/\W/g, "_")}-${known.id}-${process.version}-${process.arch}.bin`,
     );
     const entry = readEntry(cacheFile);
-    const script = new Script(source, scriptOptions(file, entry?.data));
+    const script = new Script(source, scriptOptions(file, known.dynamicImport, entry?.data));
     if (entry === undefined || script.cachedDataRejected === true) this.#pending.push({ script, cacheFile });
     return script;
   }
@@ -83,9 +85,13 @@ export class CompileCache {
   }
 }
 
-/** A bundled file's `import()` (if any) works as in a module Node loaded itself. */
-function scriptOptions(file: string, cachedData?: Buffer): ScriptOptions {
-  const options: ScriptOptions = { filename: file, importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER };
+/**
+ * How a bundle file is compiled. Only a file whose text has `import(` gets Node's module loader
+ * for it (loading that loader costs a start that never imports anything).
+ */
+function scriptOptions(file: string, dynamicImport: boolean, cachedData?: Buffer): ScriptOptions {
+  const options: ScriptOptions = { filename: file };
+  if (dynamicImport) options.importModuleDynamically = constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
   if (cachedData !== undefined) options.cachedData = cachedData;
   return options;
 }
@@ -153,8 +159,8 @@ export class BundleLoader {
     const source = wrap(readFileSync(file, known?.ascii === true ? "latin1" : "utf8"));
     const script =
       known === undefined || this.#cache === undefined
-        ? new Script(source, scriptOptions(file))
-        : this.#cache.compile(name, known.id, file, source);
+        ? new Script(source, scriptOptions(file, known?.dynamicImport ?? true))
+        : this.#cache.compile(name, known, file, source);
     const module: CommonJsModule = { exports: {}, id: file, filename: file, loaded: false };
     this.#modules.set(file, module);
     const nodeRequire = createRequire(file);

@@ -33,12 +33,27 @@ export function colourEnabled(stream: OutputStream, env: Readonly<Record<string,
 const sgr = (open: number, close: number) => (text: string) => `\u001b[${open}m${text}\u001b[${close}m`;
 const plain = (text: string) => text;
 
-/** The style for a stream under the colour rules of {@link colourEnabled}. */
+const COLOURED: Style = { enabled: true, red: sgr(31, 39), yellow: sgr(33, 39), bold: sgr(1, 22) };
+const PLAIN: Style = { enabled: false, red: plain, yellow: plain, bold: plain };
+
+/**
+ * The style for a stream under the colour rules of {@link colourEnabled}, decided when first
+ * used: a command that prints no problem never asks whether stderr is a terminal.
+ */
 export function styleFor(stream: OutputStream, env: Readonly<Record<string, string | undefined>>): Style {
-  const enabled = colourEnabled(stream, env);
-  return enabled
-    ? { enabled, red: sgr(31, 39), yellow: sgr(33, 39), bold: sgr(1, 22) }
-    : { enabled, red: plain, yellow: plain, bold: plain };
+  let decided: Style | undefined;
+  const style = (): Style => {
+    decided ??= colourEnabled(stream, env) ? COLOURED : PLAIN;
+    return decided;
+  };
+  return {
+    get enabled() {
+      return style().enabled;
+    },
+    red: (text) => style().red(text),
+    yellow: (text) => style().yellow(text),
+    bold: (text) => style().bold(text),
+  };
 }
 
 /** `file:line:col` (parts that are known), or undefined when there is no file. */

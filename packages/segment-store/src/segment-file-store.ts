@@ -21,23 +21,24 @@ const DIR_SYNC_UNSUPPORTED = new Set(["EISDIR", "EINVAL", "EPERM", "EBADF", "ENO
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
 
 /**
- * The whole content of an open file. One positional read of the size `stat` gives (`readFile`
- * reads in 512 KiB pieces, a round trip to the thread pool each: 40 for a 20 MiB segment),
- * then reads on until end of file, in case another process appended in between.
+ * The whole content of a file just opened: one read of the size `stat` gives (`readFile` reads
+ * in 512 KiB pieces, a round trip to the thread pool each: 40 for a 20 MiB segment), then reads
+ * on until end of file, in case another process appended in between. Reads from the file's
+ * position (not at offsets), so that anything `open` can read works, a pipe too.
  */
 async function readWhole(handle: FileHandle): Promise<Buffer> {
   const { size } = await handle.stat();
   const first = Buffer.allocUnsafe(size);
   let length = 0;
   while (length < size) {
-    const { bytesRead } = await handle.read(first, length, size - length, length);
+    const { bytesRead } = await handle.read(first, length, size - length, null);
     if (bytesRead === 0) return first.subarray(0, length);
     length += bytesRead;
   }
   const more: Buffer[] = [];
   for (;;) {
     const chunk = Buffer.allocUnsafe(64 * 1024);
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, length);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
     if (bytesRead === 0) break;
     more.push(chunk.subarray(0, bytesRead));
     length += bytesRead;

@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { crc32Update } from "./segment-crc32.ts";
 import { SegmentStoreError } from "./segment-store-error.ts";
 import { isSegmentRecord, type SegmentRecord } from "./segment-record.ts";
 
@@ -20,29 +20,111 @@ import { isSegmentRecord, type SegmentRecord } from "./segment-record.ts";
  * newline was never acknowledged and is treated as a torn tail even if its checksum passes.
  */
 
-const HEADER = /^\{"seq":(0|[1-9][0-9]{0,14}),"crc":"([0-9a-f]{8})","record":/;
-const HEADER_MAX = 64;
 const NEWLINE = 0x0a;
 const CLOSE_BRACE = 0x7d;
-
-type Crc32 = typeof import("node:zlib").crc32;
-let zlibCrc32: Crc32 | undefined;
+const ASCII_ZERO = 0x30;
+/** The fixed parts of a line's header, as bytes. */
+const SEQ_OPEN = Buffer.from('{"seq":', "latin1");
+const CRC_OPEN = Buffer.from(',"crc":"', "latin1");
+const RECORD_OPEN = Buffer.from('","record":', "latin1");
+/** Most digits of a `seq` (15: every such number is a safe integer). */
+const SEQ_DIGITS = 15;
+/** `"crc":"<8 hex>",`: the member the checksum leaves out (it follows `{"seq":<seq>,`). */
+const CRC_MEMBER_LENGTH = 17;
+/** The shortest header: `{"seq":0,"crc":"<8 hex>","record":`. */
+const MIN_HEADER_LENGTH = SEQ_OPEN.length + 1 + CRC_OPEN.length + 8 + RECORD_OPEN.length;
+/**
+ * The file is decoded to text this many bytes (of whole lines) at a time: one piece for any
+ * usual segment, and never a string longer than V8 allows (~512 MiB) for a huge one.
+ */
+const TEXT_WINDOW_BYTES = 64 * 1024 * 1024;
 
 /**
- * `node:zlib`'s crc32, loaded on first use: loading zlib adds to every process start, and
- * a pod that never touches its segment log (`pod prompt`) should not pay for it.
+ * The header of the line being decoded, as {@link readHeader} found it. One object reused
+ * line after line (the scan is synchronous), so a healthy line allocates nothing for it.
  */
-function crc32(data: string | Buffer, value?: number): number {
-  zlibCrc32 ??= (createRequire(import.meta.url)("node:zlib") as typeof import("node:zlib")).crc32;
-  return zlibCrc32(data, value);
+const header = {
+  /** The `seq` value. */
+  seq: 0,
+  /** Offset just after `{"seq":<seq>,` (where the `crc` member starts). */
+  seqEnd: 0,
+  /** The `crc` value. */
+  crc: 0,
+  /** Byte length of the header, up to and including `"record":`. */
+  length: 0,
+};
+
+function matchesAt(data: Uint8Array, at: number, expected: Uint8Array): boolean {
+  for (let k = 0; k < expected.length; k++) if (data[at + k] !== expected[k]) return false;
+  return true;
 }
 
-/** Checksum of one record line as written in its `crc` member. */
-function lineCrc(seqText: string, recordJson: Buffer): string {
-  let crc = crc32(`{"seq":${seqText},"record":`);
-  crc = crc32(recordJson, crc);
-  crc = crc32("}", crc);
-  return crc.toString(16).padStart(8, "0");
+/** Value of a lowercase hex digit byte, or -1. */
+function hexValue(byte: number): number {
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  if (byte >= 0x61 && byte <= 0x66) return byte - 0x57;
+  return -1;
+}
+
+/**
+ * Reads the header `{"seq":<seq>,"crc":"<crc>","record":` at the start of the line
+ * `data[start..end)` into {@link header}: `<seq>` is `0` or 1 to 15 digits without a leading
+ * zero, `<crc>` 8 lowercase hex digits. False when the line does not start with one. (Byte by
+ * byte, without a regular expression or a string: this runs for every line of a restore.)
+ */
+function readHeader(data: Uint8Array, start: number, end: number): boolean {
+  if (end - start < MIN_HEADER_LENGTH || !matchesAt(data, start, SEQ_OPEN)) return false;
+  let at = start + SEQ_OPEN.length;
+  let seq = 0;
+  if (data[at] === ASCII_ZERO) {
+    at += 1;
+  } else {
+    const digitsEnd = Math.min(at + SEQ_DIGITS, end);
+    const first = at;
+    for (; at < digitsEnd; at++) {
+      const digit = (data[at] as number) - ASCII_ZERO;
+      if (digit < 0 || digit > 9) break;
+      seq = seq * 10 + digit;
+    }
+    if (at === first) return false;
+  }
+  if (end - at < CRC_OPEN.length + 8 + RECORD_OPEN.length || !matchesAt(data, at, CRC_OPEN)) return false;
+  const seqEnd = at + 1;
+  at += CRC_OPEN.length;
+  let crc = 0;
+  for (const crcEnd = at + 8; at < crcEnd; at++) {
+    const digit = hexValue(data[at] as number);
+    if (digit < 0) return false;
+    crc = crc * 16 + digit;
+  }
+  if (!matchesAt(data, at, RECORD_OPEN)) return false;
+  header.seq = seq;
+  header.seqEnd = seqEnd;
+  header.crc = crc;
+  header.length = at + RECORD_OPEN.length - start;
+  return true;
+}
+
+/**
+ * The checksum of the line `data[start..end)` (newline excluded) whose header is in
+ * {@link header}: the CRC-32 of `{"seq":<seq>,` and of `"record":<json>}`, the bytes around the
+ * `crc` member.
+ */
+function lineCrc(data: Uint8Array, start: number, end: number): number {
+  const crc = crc32Update(0, data, start, header.seqEnd);
+  return crc32Update(crc, data, header.seqEnd + CRC_MEMBER_LENGTH, end);
+}
+
+/**
+ * Why the line `data[start..end)` (newline excluded) is not a whole checksummed frame, or
+ * undefined when it is (its header is then in {@link header}). A line that fails here is what
+ * a crash mid-append or garbage looks like.
+ */
+function frameProblem(data: Uint8Array, start: number, end: number): string | undefined {
+  if (!readHeader(data, start, end)) return "the line is not a framed record";
+  if (end - start <= header.length + 1 || data[end - 1] !== CLOSE_BRACE) return "the record is cut short";
+  if (lineCrc(data, start, end) !== header.crc) return "checksum mismatch";
+  return undefined;
 }
 
 /** Thrown by {@link plainJsonReplacer} to stop `JSON.stringify` at the first value that is not plain JSON. */
@@ -143,110 +225,16 @@ export function serializeSegmentRecord(
 
 /** The bytes of one record line, newline included. */
 export function encodeSegmentLine(seq: number, recordJson: string): Buffer {
-  const seqText = String(seq);
-  const body = Buffer.from(recordJson, "utf8");
-  const crc = lineCrc(seqText, body);
-  return Buffer.concat([
-    Buffer.from(`{"seq":${seqText},"crc":"${crc}","record":`, "utf8"),
-    body,
-    Buffer.from("}\n", "utf8"),
-  ]);
+  // The line with a placeholder checksum, summed in place, then the checksum written over it.
+  const line = Buffer.from(`{"seq":${seq},"crc":"00000000","record":${recordJson}}\n`, "utf8");
+  const seqEnd = SEQ_OPEN.length + String(seq).length + 1;
+  let crc = crc32Update(0, line, 0, seqEnd);
+  crc = crc32Update(crc, line, seqEnd + CRC_MEMBER_LENGTH, line.length - 1);
+  line.write(crc.toString(16).padStart(8, "0"), seqEnd + CRC_OPEN.length - 1, "latin1");
+  return line;
 }
 
-/**
- * A decoded line: a whole `record`; `torn` when framing or checksum fail (what a crash
- * mid-append or garbage looks like); `invalid` when the checksum passes but the content is
- * not a record (written that way on purpose — never a crash artifact).
- */
-type DecodedLine =
-  | { readonly kind: "record"; readonly seq: number; readonly record: SegmentRecord }
-  | { readonly kind: "torn"; readonly reason: string }
-  | { readonly kind: "invalid"; readonly reason: string };
-
-function decodeLine(line: Buffer): DecodedLine {
-  const header = HEADER.exec(line.toString("latin1", 0, Math.min(line.length, HEADER_MAX)));
-  if (header === null) return { kind: "torn", reason: "the line is not a framed record" };
-  const headerLength = header[0].length;
-  if (line.length <= headerLength + 1 || line[line.length - 1] !== CLOSE_BRACE) {
-    return { kind: "torn", reason: "the record is cut short" };
-  }
-  const seqText = header[1] ?? "";
-  const body = line.subarray(headerLength, line.length - 1);
-  if (lineCrc(seqText, body) !== header[2]) return { kind: "torn", reason: "checksum mismatch" };
-  let record: unknown;
-  try {
-    record = JSON.parse(body.toString("utf8"));
-  } catch {
-    return { kind: "invalid", reason: "the record is not JSON although its checksum passes" };
-  }
-  if (!isSegmentRecord(record)) {
-    return { kind: "invalid", reason: "the record is not a known segment record although its checksum passes" };
-  }
-  return { kind: "record", seq: Number(seqText), record };
-}
-
-/** The header as {@link HEADER}, matched in place in the decoded text (sticky: at `lastIndex` only). */
-const HEADER_AT = /\{"seq":(0|[1-9][0-9]{0,14}),"crc":"([0-9a-f]{8})","record":/y;
-/** `"crc":"<8 hex>",`: the member the checksum leaves out. */
-const CRC_MEMBER_LENGTH = 17;
-
-let crcTable: Int32Array | undefined;
-
-/** CRC-32 (ISO-HDLC, as zlib's) of the chars `start..end` of an ASCII string, in JS: for the few bytes of a line's `{"seq":<seq>,`. */
-function crc32Ascii(text: string, start: number, end: number): number {
-  if (crcTable === undefined) {
-    crcTable = new Int32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[n] = c;
-    }
-  }
-  let crc = -1;
-  for (let i = start; i < end; i++) crc = (crcTable[(crc ^ text.charCodeAt(i)) & 0xff] as number) ^ (crc >>> 8);
-  return ~crc >>> 0;
-}
-
-/**
- * The restore path's decoder of a healthy line, or undefined when the line is anything else
- * (then {@link decodeLine} decides, and says why). It makes exactly decodeLine's checks and
- * returns what decodeLine would: the same header, the line ends in `}`, the CRC-32 over the
- * same bytes, `JSON.parse` of the same record text, the record shape. It only avoids the
- * per-line costs: the header is matched in the file's text (a matched header is ASCII, so its
- * chars are its bytes), the record is parsed from a slice of that text (the bytes between an
- * ASCII header and an ASCII `}` decode alone as they do in the whole file), and the checksum
- * takes one native call over the bytes after the `crc` member.
- */
-function fastDecodeLine(
-  data: Buffer,
-  start: number,
-  end: number,
-  text: string,
-  textStart: number,
-  textEnd: number,
-): DecodedLine | undefined {
-  HEADER_AT.lastIndex = textStart;
-  const header = HEADER_AT.exec(text);
-  if (header === null) return undefined;
-  const headerLength = header[0].length;
-  if (end - start <= headerLength + 1 || data[end - 1] !== CLOSE_BRACE) return undefined;
-  const seqText = header[1] as string;
-  // `{"seq":<seq>,` then everything after the crc member: `"record":<json>}`.
-  const seqEnd = 8 + seqText.length;
-  let crc = crc32Ascii(text, textStart, textStart + seqEnd);
-  crc = crc32(data.subarray(start + seqEnd + CRC_MEMBER_LENGTH, end), crc);
-  if (crc !== Number.parseInt(header[2] as string, 16)) return undefined;
-  let record: unknown;
-  try {
-    record = JSON.parse(text.slice(textStart + headerLength, textEnd - 1));
-  } catch {
-    return undefined;
-  }
-  if (!isSegmentRecord(record)) return undefined;
-  return { kind: "record", seq: Number(seqText), record };
-}
-
-const FRAME_START = Buffer.from('{"seq":', "latin1");
+const FRAME_START = SEQ_OPEN;
 
 /**
  * Offset of a checksummed frame that starts inside `line` (after its first byte) and runs to
@@ -256,7 +244,7 @@ const FRAME_START = Buffer.from('{"seq":', "latin1");
  */
 function embeddedRecordAt(line: Buffer): number | undefined {
   for (let at = line.indexOf(FRAME_START, 1); at !== -1; at = line.indexOf(FRAME_START, at + 1)) {
-    if (decodeLine(line.subarray(at)).kind !== "torn") return at;
+    if (frameProblem(line, at, line.length) === undefined) return at;
   }
   return undefined;
 }
@@ -287,15 +275,20 @@ function corrupt(file: string, line: number, reason: string): SegmentStoreError 
  * out of sequence, a record that is not a record, a segment_start after the first record,
  * or a file without a start record.
  */
-export function scanSegment(data: Buffer, file: string): SegmentScan {
+export function scanSegment(data: Buffer, file: string, textWindowBytes = TEXT_WINDOW_BYTES): SegmentScan {
   const records: SegmentRecord[] = [];
   let validLength = 0;
   let firstBad: { line: number; reason: string } | undefined;
   let position = 0;
   let lineNumber = 1;
-  // The whole file decoded once (as a plain read + split does), walked in step with the bytes:
-  // a newline byte is a "\n" in the text and nowhere else, so line n of both is the same line.
-  const text = data.toString("utf8");
+  // The file is decoded to text (as a plain read + split does) a window of whole lines at a
+  // time, and the text is walked in step with the bytes: a newline byte is a "\n" in the text
+  // and nowhere else, so line n of both is the same line. The bytes are checked (header, CRC),
+  // the text is parsed: the record's bytes lie between the ASCII header and an ASCII "}", and
+  // UTF-8 decoding restarts at every ASCII byte, so their slice of the text is exactly what
+  // decoding them alone would give.
+  let text = "";
+  let windowEnd = 0;
   let textPosition = 0;
   while (position < data.length) {
     const end = data.indexOf(NEWLINE, position);
@@ -303,27 +296,43 @@ export function scanSegment(data: Buffer, file: string): SegmentScan {
       firstBad ??= { line: lineNumber, reason: "the last line has no newline (an append that did not finish)" };
       break;
     }
+    if (end >= windowEnd) {
+      const limit = Math.min(data.length, position + textWindowBytes);
+      windowEnd = limit > end ? data.lastIndexOf(NEWLINE, limit - 1) + 1 : end + 1;
+      text = data.toString("utf8", position, windowEnd);
+      textPosition = 0;
+    }
     const textEnd = text.indexOf("\n", textPosition);
-    const decoded =
-      fastDecodeLine(data, position, end, text, textPosition, textEnd) ?? decodeLine(data.subarray(position, end));
-    textPosition = textEnd + 1;
-    if (decoded.kind === "record") {
+    const problem = frameProblem(data, position, end);
+    if (problem === undefined) {
+      const seq = header.seq;
+      let record: unknown;
+      let invalid: string | undefined;
+      try {
+        record = JSON.parse(text.slice(textPosition + header.length, textEnd - 1));
+      } catch {
+        invalid = "the record is not JSON although its checksum passes";
+      }
+      // Checksummed but not a record: written that way on purpose, never a crash artifact.
+      if (invalid === undefined && !isSegmentRecord(record)) {
+        invalid = "the record is not a known segment record although its checksum passes";
+      }
+      if (invalid !== undefined) throw corrupt(file, firstBad?.line ?? lineNumber, firstBad?.reason ?? invalid);
+      const type = (record as SegmentRecord).type;
       if (firstBad !== undefined) {
         throw corrupt(file, firstBad.line, `${firstBad.reason}, yet a whole record follows at line ${lineNumber}`);
       }
-      if (decoded.seq !== records.length) {
-        throw corrupt(file, lineNumber, `record has seq ${decoded.seq}, expected ${records.length}`);
+      if (seq !== records.length) {
+        throw corrupt(file, lineNumber, `record has seq ${seq}, expected ${records.length}`);
       }
-      if (records.length === 0 && decoded.record.type !== "segment_start") {
-        throw corrupt(file, lineNumber, `the first record is a "${decoded.record.type}" record, not "segment_start"`);
+      if (records.length === 0 && type !== "segment_start") {
+        throw corrupt(file, lineNumber, `the first record is a "${type}" record, not "segment_start"`);
       }
-      if (records.length > 0 && decoded.record.type === "segment_start") {
-        throw corrupt(file, lineNumber, `a second "segment_start" record (seq ${decoded.seq})`);
+      if (records.length > 0 && type === "segment_start") {
+        throw corrupt(file, lineNumber, `a second "segment_start" record (seq ${seq})`);
       }
-      records.push(decoded.record);
+      records.push(record as SegmentRecord);
       validLength = end + 1;
-    } else if (decoded.kind === "invalid") {
-      throw corrupt(file, firstBad?.line ?? lineNumber, firstBad?.reason ?? decoded.reason);
     } else {
       const embedded = embeddedRecordAt(data.subarray(position, end));
       if (embedded !== undefined) {
@@ -332,13 +341,14 @@ export function scanSegment(data: Buffer, file: string): SegmentScan {
         throw corrupt(
           file,
           firstBad?.line ?? lineNumber,
-          `${firstBad?.reason ?? decoded.reason}, yet a whole record follows inside line ${lineNumber} at byte ${embedded + 1} ` +
+          `${firstBad?.reason ?? problem}, yet a whole record follows inside line ${lineNumber} at byte ${embedded + 1} ` +
             `(its newline was damaged)`,
         );
       }
-      firstBad ??= { line: lineNumber, reason: decoded.reason };
+      firstBad ??= { line: lineNumber, reason: problem };
     }
     position = end + 1;
+    textPosition = textEnd + 1;
     lineNumber += 1;
   }
   if (records.length === 0) {

@@ -337,6 +337,82 @@ describe("FileSegmentStore files", () => {
   });
 });
 
+/** A segment of `count` message records after the start record, in the store's line format. */
+function bigLog(count: number): { data: Buffer; lineEnds: number[] } {
+  const lines = [encodeSegmentLine(0, JSON.stringify(start))];
+  for (let seq = 1; seq <= count; seq += 1) lines.push(encodeSegmentLine(seq, JSON.stringify(message(seq))));
+  const lineEnds: number[] = [];
+  let offset = 0;
+  for (const line of lines) {
+    offset += line.length;
+    lineEnds.push(offset);
+  }
+  return { data: Buffer.concat(lines), lineEnds };
+}
+
+describe("FileSegmentStore restore of a large segment", () => {
+  const COUNT = 30_000;
+  const { data, lineEnds } = bigLog(COUNT);
+  const expected = [start, ...Array.from({ length: COUNT }, (_, n) => message(n + 1))].map(
+    (record) => JSON.parse(JSON.stringify(record)) as unknown,
+  );
+
+  it("damage_in_the_middle_of_a_large_segment_is_corrupt_at_its_line_and_the_file_kept", async () => {
+    const store = new FileSegmentStore(dir);
+    const id = formatSegmentId(1);
+    const line = 15_001; // 1-based: the record with seq 15000
+    const lineStart = lineEnds[line - 2] ?? 0;
+    const flip = (bytes: Buffer, at: number, mask: number) => bytes.writeUInt8((bytes[at] ?? 0) ^ mask, at);
+    const damages: [string, (bytes: Buffer) => void, RegExp][] = [
+      ["a flipped bit in the record", (b) => flip(b, lineStart + 60, 0x10), /^.*:15001: .*checksum mismatch/],
+      ["a flipped bit in the seq", (b) => flip(b, lineStart + 8, 0x01), /checksum mismatch, yet a whole record/],
+      ["a lost newline", (b) => b.writeUInt8(0x20, (lineEnds[line - 1] ?? 0) - 1), /inside line 15001/],
+      ["a zeroed block", (b) => b.fill(0, lineStart + 10, lineStart + 30), /not a framed record, yet/],
+    ];
+    for (const [what, damage, reason] of damages) {
+      const damaged = Buffer.from(data);
+      damage(damaged);
+      await writeFile(store.segmentFile(id), damaged);
+      for (const attempt of [() => store.readSegment(id), () => store.openSegment(id)]) {
+        const error = await storeRejection(attempt());
+        expect([what, error.code, error.line]).toEqual([what, "SEGMENT_CORRUPT", line]);
+        expect(error.message).toMatch(reason);
+      }
+      expect(Buffer.compare(await readFile(store.segmentFile(id)), damaged)).toBe(0);
+    }
+    expect(await readdir(dir)).toEqual([`${id}.jsonl`]);
+  });
+
+  it("torn_tail_of_a_large_segment_is_dropped_with_a_warning", async () => {
+    const store = new FileSegmentStore(dir);
+    const id = formatSegmentId(1);
+    const torn = data.subarray(0, data.length - 7);
+    await writeFile(store.segmentFile(id), torn);
+    const read = await store.readSegment(id);
+    expect(read.records).toEqual(expected.slice(0, -1));
+    expect(read.warnings.map((w) => w.code)).toEqual(["SEGMENT_TAIL_RECOVERED"]);
+    expect((await stat(store.segmentFile(id))).size).toBe(torn.length);
+    const opened = await store.openSegment(id);
+    expect(opened.records).toHaveLength(COUNT);
+    await opened.writer.close();
+    expect((await stat(store.segmentFile(id))).size).toBe(lineEnds[COUNT - 1]);
+  });
+
+  it.skipIf(process.platform === "win32")("reads_past_the_size_stat_gives_until_end_of_file", async () => {
+    // A FIFO: stat says 0 bytes, and the bytes arrive in pieces while the read goes on.
+    const store = new FileSegmentStore(dir);
+    const id = formatSegmentId(1);
+    expect(spawnSync("mkfifo", [store.segmentFile(id)]).status).toBe(0);
+    const reading = store.readSegment(id);
+    const fifo = await open(store.segmentFile(id), "w");
+    for (let at = 0; at < data.length; at += 100_000) await fifo.write(data.subarray(at, at + 100_000));
+    await fifo.close();
+    const { records, warnings } = await reading;
+    expect(records).toEqual(expected);
+    expect(warnings).toEqual([]);
+  });
+});
+
 describe("FileSegmentStore crash recovery", () => {
   it("crash_at_every_byte_offset_recovers_exactly_the_whole_records", async () => {
     const source = new FileSegmentStore(join(dir, "source"));

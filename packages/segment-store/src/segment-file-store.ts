@@ -1,4 +1,4 @@
-import { link, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { link, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { SegmentStoreError, segmentIoError, systemErrorCode } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord, type SegmentScan } from "./segment-codec.ts";
@@ -19,6 +19,32 @@ const SEGMENT_FILE = /^(seg-[0-9]{10,})\.jsonl$/;
 const SEGMENT_ARTIFACT = /^(seg-[0-9]{10,})\.(?:jsonl|lock|jsonl\.tmp)(?:\..*)?$/;
 const DIR_SYNC_UNSUPPORTED = new Set(["EISDIR", "EINVAL", "EPERM", "EBADF", "ENOTSUP", "EOPNOTSUPP"]);
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
+
+/**
+ * The whole content of a file just opened: one read of the size `stat` gives (`readFile` reads
+ * in 512 KiB pieces, a round trip to the thread pool each: 40 for a 20 MiB segment), then reads
+ * on until end of file, in case another process appended in between. Reads from the file's
+ * position (not at offsets), so that anything `open` can read works, a pipe too.
+ */
+async function readWhole(handle: FileHandle): Promise<Buffer> {
+  const { size } = await handle.stat();
+  const first = Buffer.allocUnsafe(size);
+  let length = 0;
+  while (length < size) {
+    const { bytesRead } = await handle.read(first, length, size - length, null);
+    if (bytesRead === 0) return first.subarray(0, length);
+    length += bytesRead;
+  }
+  const more: Buffer[] = [];
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+    if (bytesRead === 0) break;
+    more.push(chunk.subarray(0, bytesRead));
+    length += bytesRead;
+  }
+  return more.length === 0 ? first : Buffer.concat([first, ...more], length);
+}
 
 /** Makes a new directory entry durable; skipped where directories cannot be fsynced. */
 async function syncDirectory(dir: string): Promise<void> {
@@ -199,7 +225,7 @@ export class FileSegmentStore implements SegmentStore {
         if (systemErrorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
         throw error;
       }
-      const data = await handle.readFile();
+      const data = await readWhole(handle);
       const scan = scanSegment(data, file);
       if (scan.tailReason !== undefined) {
         if (options.recoverTail === false) {
@@ -229,7 +255,12 @@ export class FileSegmentStore implements SegmentStore {
     const file = this.segmentFile(segmentId);
     let data: Buffer;
     try {
-      data = await readFile(file);
+      const handle = await open(file, "r");
+      try {
+        data = await readWhole(handle);
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       if (systemErrorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
       throw segmentIoError(file, "read the segment", error);

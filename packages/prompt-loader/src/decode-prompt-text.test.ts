@@ -1,12 +1,7 @@
 import fc from "fast-check";
+import { firstInvalidUtf8Offset } from "@insomnia/errors";
 import { describe, expect, it } from "vitest";
-import {
-  decodePromptText,
-  firstInvalidUtf8Offset,
-  normalizeText,
-  promptFileSha256,
-  sha256Hex,
-} from "./decode-prompt-text.ts";
+import { decodePromptText, normalizeText, promptFileSha256, sha256Hex } from "./decode-prompt-text.ts";
 
 describe("decodePromptText", () => {
   it("strips_one_bom_and_normalizes_line_endings", () => {

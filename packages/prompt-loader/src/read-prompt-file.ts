@@ -1,15 +1,5 @@
-import { errorText, isStrictlyInside } from "@insomnia/errors";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  readlinkSync,
-  readSync,
-  realpathSync,
-  statSync,
-  type Stats,
-} from "node:fs";
+import { errorText, isStrictlyInside, openedPath, readCapped } from "@insomnia/errors";
+import { closeSync, constants, fstatSync, openSync, realpathSync, statSync, type Stats } from "node:fs";
 import { decodePromptText } from "./decode-prompt-text.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 
@@ -104,7 +94,7 @@ export function readPromptFile(req: ReadRequest): ReadResult {
     if (!after.isFile() || after.dev !== before.dev || after.ino !== before.ino) {
       throw fail("NOT_A_FILE", `${realFile} was replaced while being loaded (now ${kindOf(after)}); try again`);
     }
-    const openedAt = openedPath(fd, realFile);
+    const openedAt = openedPath(fd) ?? realFile;
     if (openedAt !== realFile && !isStrictlyInside(realRoot, openedAt)) throw escapeError(openedAt);
     if (after.size > req.maxBytes) throw tooLarge(after.size);
     const bytes = readCapped(fd, after.size, req.maxBytes);
@@ -145,33 +135,6 @@ export function readPromptFile(req: ReadRequest): ReadResult {
       return fail("NOT_A_FILE", `${realFile} became a symlink while being loaded; try again`, cause);
     return fail("READ_FAILED", `cannot open ${realFile}: ${errorText(cause)}`, cause);
   }
-}
-
-/** Where the open descriptor really points (Linux /proc), so a directory swapped for a symlink after realpath is caught. */
-function openedPath(fd: number, fallback: string): string {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return fallback;
-  }
-}
-
-/** Reads to EOF but never more than maxBytes + 1 bytes; undefined when the file is over the cap. */
-function readCapped(fd: number, sizeHint: number, maxBytes: number): Uint8Array | undefined {
-  let buffer = Buffer.alloc(Math.min(sizeHint, maxBytes) + 1);
-  let length = 0;
-  for (;;) {
-    if (length === buffer.length) {
-      if (length > maxBytes) return undefined;
-      const grown = Buffer.alloc(Math.min(buffer.length * 2, maxBytes + 1));
-      buffer.copy(grown, 0, 0, length);
-      buffer = grown;
-    }
-    const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
-    if (bytesRead === 0) break;
-    length += bytesRead;
-  }
-  return length > maxBytes ? undefined : buffer.subarray(0, length);
 }
 
 function kindOf(stats: Stats): string {

@@ -1,15 +1,5 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  readlinkSync,
-  readSync,
-  realpathSync,
-  type Stats,
-  statSync,
-} from "node:fs";
-import { isStrictlyInside } from "@insomnia/errors";
+import { closeSync, constants, fstatSync, openSync, realpathSync, type Stats, statSync } from "node:fs";
+import { firstInvalidUtf8Offset, isStrictlyInside, openedPath, readCapped } from "@insomnia/errors";
 import { SkillsError } from "./skills-error.ts";
 
 /** Largest SKILL.md read: 1 MiB. */
@@ -106,7 +96,7 @@ export function readSkillFile(file: string, rules: SkillFileRules): SkillFile {
   try {
     text = decoder.decode(bytes);
   } catch (cause) {
-    const offset = firstBadByte(bytes);
+    const offset = firstInvalidUtf8Offset(bytes) ?? bytes.length;
     const { line, column } = bytePosition(bytes, offset);
     throw new SkillsError(
       "SKILL_NOT_UTF8",
@@ -141,33 +131,6 @@ function checkPlace(file: string, real: string, rules: SkillFileRules): void {
   }
 }
 
-/** Where the open descriptor really points (Linux /proc), so a directory swapped for a symlink is caught. */
-function openedPath(fd: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Reads to EOF but never more than maxBytes + 1 bytes; undefined when the file is over the cap. */
-function readCapped(fd: number, sizeHint: number, maxBytes: number): Uint8Array | undefined {
-  let buffer = Buffer.alloc(Math.min(sizeHint, maxBytes) + 1);
-  let length = 0;
-  for (;;) {
-    if (length === buffer.length) {
-      if (length > maxBytes) return undefined;
-      const grown = Buffer.alloc(Math.min(buffer.length * 2, maxBytes + 1));
-      buffer.copy(grown, 0, 0, length);
-      buffer = grown;
-    }
-    const n = readSync(fd, buffer, length, buffer.length - length, length);
-    if (n === 0) break;
-    length += n;
-  }
-  return length > maxBytes ? undefined : buffer.subarray(0, length);
-}
-
 function tooLarge(file: string, size: number | undefined, maxBytes: number): SkillsError {
   const got = size === undefined ? "" : ` ${size} bytes,`;
   return new SkillsError(
@@ -175,37 +138,6 @@ function tooLarge(file: string, size: number | undefined, maxBytes: number): Ski
     `${file} is${got} over the limit of ${maxBytes} bytes; move detail into files next to SKILL.md`,
     { file },
   );
-}
-
-/** Offset of the first byte that starts an ill-formed UTF-8 sequence (the decoder said there is one). */
-function firstBadByte(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i] ?? 0;
-    if (b < 0x80) {
-      i++;
-      continue;
-    }
-    let need: number;
-    let lo = 0x80;
-    let hi = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) need = 1;
-    else if (b >= 0xe0 && b <= 0xef) {
-      need = 2;
-      if (b === 0xe0) lo = 0xa0;
-      if (b === 0xed) hi = 0x9f;
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      need = 3;
-      if (b === 0xf0) lo = 0x90;
-      if (b === 0xf4) hi = 0x8f;
-    } else return i;
-    for (let k = 1; k <= need; k++) {
-      const c = bytes[i + k];
-      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
-    }
-    i += need + 1;
-  }
-  return bytes.length;
 }
 
 /** 1-based line and byte column of a byte offset. */

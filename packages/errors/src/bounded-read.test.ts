@@ -1,0 +1,45 @@
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { openedPath, readCapped } from "./bounded-read.ts";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "bounded-read-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function withFile<T>(bytes: Uint8Array, use: (fd: number, file: string) => T): T {
+  const file = join(dir, "f");
+  writeFileSync(file, bytes);
+  const fd = openSync(file, "r");
+  try {
+    return use(fd, file);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe("readCapped", () => {
+  test("reads_the_whole_file_at_or_under_the_cap", () => {
+    const bytes = Buffer.from("x".repeat(1000));
+    for (const hint of [0, 10, 1000, 5000]) {
+      expect(withFile(bytes, (fd) => Buffer.from(readCapped(fd, hint, 1000) ?? []).equals(bytes))).toBe(true);
+    }
+    expect(withFile(new Uint8Array(0), (fd) => readCapped(fd, 0, 10)?.length)).toBe(0);
+  });
+
+  test("a_file_over_the_cap_is_undefined_whatever_the_hint", () => {
+    const bytes = Buffer.alloc(1001, 0x61);
+    for (const hint of [0, 10, 1000, 1001]) expect(withFile(bytes, (fd) => readCapped(fd, hint, 1000))).toBeUndefined();
+  });
+});
+
+describe("openedPath", () => {
+  test("is_the_real_path_of_the_open_file_on_linux", () => {
+    const path = withFile(Buffer.from("x"), (fd) => openedPath(fd));
+    if (process.platform === "linux") expect(path).toBe(join(dir, "f"));
+    else expect(path === undefined || typeof path === "string").toBe(true);
+  });
+});

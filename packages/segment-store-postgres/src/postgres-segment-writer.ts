@@ -121,10 +121,18 @@ export class PostgresSegmentWriter implements SegmentWriter {
       throw unavailable(this.#what(seq), error, false);
     }
     let failure: unknown;
-    let rowCount: number | null = null;
+    let written = false;
     try {
       const { sql, podId } = this.#ctx;
-      ({ rowCount } = await client.query(sql.append, [podId, this.#segmentNo, seq, this.#token, recordId, json]));
+      const { rows } = await client.query<{ written: boolean }>(sql.append, [
+        podId,
+        this.#segmentNo,
+        seq,
+        this.#token,
+        recordId,
+        json,
+      ]);
+      written = rows[0]?.written === true;
     } catch (error) {
       failure = error;
     } finally {
@@ -143,7 +151,7 @@ export class PostgresSegmentWriter implements SegmentWriter {
       }
       return this.#fenced ?? unavailable(this.#what(seq), failure, false);
     }
-    if (rowCount !== 1) throw await this.#fence(seq);
+    if (!written) throw await this.#fence(seq);
     this.#nextSeq = seq + 1;
     return undefined;
   }

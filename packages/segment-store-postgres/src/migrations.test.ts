@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { ChildWriter } from "./__fixtures__/child-writer.ts";
 import { sharedConnectionString, storeRejection } from "./__fixtures__/stores.ts";
-import { MIGRATIONS, migrationHash } from "./migrations.ts";
+import { MIGRATIONS, migrate, migrationHash } from "./migrations.ts";
 import { PostgresSegmentStore } from "./postgres-segment-store.ts";
 
 let admin: pg.Pool;
@@ -46,7 +46,9 @@ test("a_schema_newer_than_the_code_is_refused_with_what_to_do", async () => {
     PostgresSegmentStore.open({ connectionString: sharedConnectionString(), podId: "p", schema }),
   );
   expect(error.code).toBe("SCHEMA_TOO_NEW");
-  expect(error.message).toMatch(/version 999.*knows versions up to 1; upgrade the package/);
+  expect(error.message).toMatch(
+    new RegExp(`version 999.*knows versions up to ${MIGRATIONS.at(-1)?.version}; upgrade the package`),
+  );
 });
 
 test("an_applied_migration_that_differs_from_the_code_is_refused", async () => {
@@ -70,4 +72,41 @@ test("migrating_twice_changes_nothing", async () => {
   }
   const { rows } = await admin.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${schema}.schema_migrations`);
   expect(rows).toEqual([{ n: String(MIGRATIONS.length) }]);
+});
+
+test("a_database_of_version_1_is_upgraded_and_keeps_its_segments", async () => {
+  const schema = "migrate_from_1";
+  const v1 = MIGRATIONS.filter((m) => m.version === 1);
+  const oldPool = new pg.Pool({ connectionString: sharedConnectionString(), max: 1 });
+  try {
+    await migrate(oldPool, schema, v1);
+    // A segment written by version-1 code: the segment row and record 0 as its create statement made them,
+    // record 1 by its append statement.
+    await oldPool.query(
+      `INSERT INTO ${schema}.pods (pod_id, last_segment_no) VALUES ('old', 1);
+       INSERT INTO ${schema}.segments (pod_id, segment_no, start_record_id) VALUES ('old', 1, gen_random_uuid());
+       INSERT INTO ${schema}.records (pod_id, segment_no, seq, record_id, body) VALUES
+         ('old', 1, 0, gen_random_uuid(), '{"type":"segment_start","systemPrompt":"p","sources":[],"createdAt":"2025-01-01T00:00:00Z"}'),
+         ('old', 1, 1, gen_random_uuid(), '{"type":"message","message":{"role":"user","content":"one"}}')`,
+    );
+  } finally {
+    await oldPool.end();
+  }
+  const store = await PostgresSegmentStore.open({ connectionString: sharedConnectionString(), podId: "old", schema });
+  try {
+    const { rows } = await admin.query(
+      `SELECT version, name, sha256 FROM ${schema}.schema_migrations ORDER BY version`,
+    );
+    expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name, sha256: migrationHash(m) })));
+    const opened = await store.openSegment("seg-0000000001");
+    await opened.writer.append({ type: "message", message: { role: "assistant", content: "two" } });
+    await opened.writer.close();
+    const { records } = await store.readSegment("seg-0000000001");
+    expect(records.slice(1)).toEqual([
+      { type: "message", message: { role: "user", content: "one" } },
+      { type: "message", message: { role: "assistant", content: "two" } },
+    ]);
+  } finally {
+    await store.close();
+  }
 });

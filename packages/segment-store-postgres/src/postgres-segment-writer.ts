@@ -6,6 +6,7 @@ import {
   serializeSegmentRecord,
 } from "@insomnia/segment-store";
 import type { PoolClient } from "pg";
+import { NOT_HELD_STATE } from "./migrations.ts";
 import { causeText, isConnectionError, sleep, sqlState, unavailable } from "./pg-errors.ts";
 
 import type { StoreContext } from "./store-context.ts";
@@ -121,16 +122,17 @@ export class PostgresSegmentWriter implements SegmentWriter {
       throw unavailable(this.#what(seq), error, false);
     }
     let failure: unknown;
-    let rowCount: number | null = null;
     try {
       const { sql, podId } = this.#ctx;
-      ({ rowCount } = await client.query(sql.append, [podId, this.#segmentNo, seq, this.#token, recordId, json]));
+      await client.query(sql.append, [podId, this.#segmentNo, seq, this.#token, recordId, json]);
     } catch (error) {
       failure = error;
     } finally {
-      client.release(failure === undefined ? undefined : (failure as Error));
+      // A refusal leaves the connection healthy; only a broken one is dropped from the pool.
+      client.release(failure !== undefined && isConnectionError(failure) ? (failure as Error) : undefined);
     }
     if (failure !== undefined) {
+      if (sqlState(failure) === NOT_HELD_STATE) throw await this.#fence(seq);
       if (!isConnectionError(failure)) throw this.#refused(seq, failure);
       const pending: PendingAppend = { recordId, json, seq };
       this.#pending = pending;
@@ -143,7 +145,6 @@ export class PostgresSegmentWriter implements SegmentWriter {
       }
       return this.#fenced ?? unavailable(this.#what(seq), failure, false);
     }
-    if (rowCount !== 1) throw await this.#fence(seq);
     this.#nextSeq = seq + 1;
     return undefined;
   }

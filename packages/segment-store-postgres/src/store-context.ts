@@ -45,13 +45,12 @@ function statements(s: string) {
     findCreated: `SELECT segment_no::text AS segment_no FROM ${s}.segments WHERE pod_id = $1 AND start_record_id = $2`,
     // $1 pod, $2 segment, $3 seq, $4 record id
     findRecord: `SELECT record_id = $4 AS ours FROM ${s}.records WHERE pod_id = $1 AND segment_no = $2 AND seq = $3`,
-    // $1 pod, $2 segment, $3 seq, $4 token, $5 record id, $6 body. The fence: the record goes in only
-    // while the writer's token holds the segment, and FOR KEY SHARE keeps the row so until commit
-    // (a takeover's FOR UPDATE waits for it); the lease is renewed by the heartbeat, not here.
-    append: `INSERT INTO ${s}.records (pod_id, segment_no, seq, record_id, body)
-      SELECT pod_id, segment_no, $3, $5, $6 FROM ${s}.segments
-      WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $4
-      FOR KEY SHARE`,
+    // $1 pod, $2 segment, $3 seq, $4 token, $5 record id, $6 body. The fence (migration 2): the
+    // record goes in only while the writer's token holds the segment, else SQLSTATE IN001 and
+    // nothing written; FOR KEY SHARE keeps the row so until commit (a takeover's FOR UPDATE waits
+    // for it); the lease is renewed by the heartbeat, not here. A procedure, so its insert is
+    // planned once per connection by the server, not on every append, and no row comes back.
+    append: `CALL ${s}.append_record($1, $2, $3, $4, $5, $6)`,
     // $1 pod, $2 segment, $3 token, $4 lease ms
     renew: `UPDATE ${s}.segments SET lease_expires_at = ${lease.replace("$LEASE", "$4")}
       WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3`,

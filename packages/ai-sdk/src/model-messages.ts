@@ -79,15 +79,30 @@ function modelMessage(message: Message): LanguageModelV3Message {
   }
 }
 
+/** Converted definitions that cannot change (the worker deep-freezes what it registers), reused across calls. */
+const frozenTools = new WeakMap<ToolDefinition, LanguageModelV3FunctionTool>();
+
+function modelTool(definition: ToolDefinition): LanguageModelV3FunctionTool {
+  const cached = frozenTools.get(definition);
+  if (cached !== undefined) return cached;
+  const frozen = Object.isFrozen(definition) && Object.isFrozen(definition.inputSchema);
+  const tool: LanguageModelV3FunctionTool = {
+    type: "function",
+    name: definition.name,
+    description: definition.description,
+    // A frozen schema is handed on as it is; any other is copied, so a later change to it
+    // cannot reach a request in flight.
+    inputSchema: (frozen
+      ? definition.inputSchema
+      : structuredClone(definition.inputSchema)) as LanguageModelV3FunctionTool["inputSchema"],
+  };
+  if (frozen) frozenTools.set(definition, Object.freeze(tool));
+  return tool;
+}
+
 /** Tool definitions as the spec's function tools, sorted by name (the worker runs them, never the SDK). */
 export function modelTools(definitions: readonly ToolDefinition[]): LanguageModelV3FunctionTool[] | undefined {
   if (definitions.length === 0) return undefined;
   const sorted = [...definitions].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return sorted.map((definition) => ({
-    type: "function",
-    name: definition.name,
-    description: definition.description,
-    // A copy: a provider may adjust the schema it is given, and the tool's own stays as registered.
-    inputSchema: structuredClone(definition.inputSchema) as LanguageModelV3FunctionTool["inputSchema"],
-  }));
+  return sorted.map(modelTool);
 }

@@ -232,7 +232,7 @@ describe("models", () => {
     try {
       const answer = await aiSdkClient("claude-haiku-4-5").complete(request);
       expect(answer.content).toBe("from the default provider");
-      expect((server.requests[0]?.json as { model: string }).model).toBe("claude-haiku-4-5");
+      expect((server.requests[0]?.json as { model?: string } | undefined)?.model).toBe("claude-haiku-4-5");
     } finally {
       globalThis.AI_SDK_DEFAULT_PROVIDER = before;
     }

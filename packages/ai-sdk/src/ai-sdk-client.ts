@@ -14,7 +14,7 @@ import type { AiSdkLanguageModel } from "./language-model.ts";
 import { resolveModel } from "./language-model.ts";
 import { cacheStyleOf, modelPrompt, modelTools } from "./model-messages.ts";
 import type { CacheStyle } from "./model-messages.ts";
-import { toAiSdkError } from "./provider-error.ts";
+import { StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
 import { logSdkWarnings, quietSdkWarnings } from "./quiet-warnings.ts";
 import type { RetryDelay } from "./retry.ts";
 import { AttemptsFailed, DEFAULT_MAX_RETRIES, isAbortError, timerDelay, withRetries } from "./retry.ts";
@@ -231,6 +231,19 @@ function answer(content: readonly LanguageModelV3Content[], usage: LanguageModel
   return response(text, calls, usage);
 }
 
+/**
+ * What failed once the answer had started: a broken connection (the provider wraps fetch's
+ * `TypeError: terminated` in an APICallError) or the provider's own error event (Anthropic's
+ * `overloaded_error`, a plain object) is the provider going away mid-answer; anything else
+ * (an answer that could not be read, an abort) stays as it is.
+ */
+function midStream(error: unknown): unknown {
+  if (isAbortError(error)) return error;
+  if (!(error instanceof Error)) return new StreamBrokeOff(error);
+  const cause = APICallError.isInstance(error) ? error.cause : error;
+  return cause instanceof TypeError ? new StreamBrokeOff(cause) : error;
+}
+
 /** Reads a streamed answer to its end, handing text to `onText` as it arrives. */
 async function readStream(
   stream: ReadableStream<LanguageModelV3StreamPart>,
@@ -249,17 +262,8 @@ async function readStream(
       try {
         next = await reader.read();
       } catch (error) {
-        // The body broke off mid-answer (a reset connection): a provider failure, not a bug.
         done = true;
-        throw isAbortError(error) || APICallError.isInstance(error)
-          ? error
-          : new APICallError({
-              message: "the connection broke off while the answer was streaming",
-              url: "",
-              requestBodyValues: {},
-              cause: error,
-              isRetryable: false,
-            });
+        throw midStream(error);
       }
       if (next.done) {
         done = true;
@@ -290,7 +294,7 @@ async function readStream(
     if (!done) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
-  if (failure !== undefined) throw failure.error;
+  if (failure !== undefined) throw midStream(failure.error);
   return response(text, calls, usage);
 }
 

@@ -42,6 +42,11 @@ function providerSays(error: APICallError): string {
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
+/** The body of a streamed answer failed after the answer had started (a reset connection). */
+export class StreamBrokeOff {
+  constructor(readonly cause: unknown) {}
+}
+
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /**
@@ -68,6 +73,14 @@ export function toAiSdkError(
   }
   if (isAbort(last)) {
     return new AiSdkError("ABORTED", `the call to ${label} was stopped before it finished`, base);
+  }
+  if (last instanceof StreamBrokeOff) {
+    // Not retried: the text so far was already handed to onText.
+    return new AiSdkError(
+      "PROVIDER_UNAVAILABLE",
+      `${label} broke off its answer mid-stream (${errorText(last.cause)}); retry later`,
+      { ...base, cause: last.cause },
+    );
   }
   if (APICallError.isInstance(last)) {
     const status = last.statusCode;

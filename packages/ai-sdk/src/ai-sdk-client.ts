@@ -167,6 +167,8 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       quietSdkWarnings();
+      // Everything that can throw before the timer starts is done first, so no timer outlives a bug.
+      const prompt = modelPrompt(request.systemPrompt, request.messages, style);
       const tools = modelTools(request.tools);
       const cacheKey =
         style !== "openai"
@@ -189,7 +191,7 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
       const abortSignal =
         signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
       const call: LanguageModelV3CallOptions = {
-        prompt: modelPrompt(request.systemPrompt, request.messages, style),
+        prompt,
         ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
         ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
         ...(tools === undefined ? {} : { tools, toolChoice: { type: "auto" } }),

@@ -21,7 +21,7 @@ const allowed: Record<string, readonly string[]> = {
   worker: ["@insomnia/errors"],
   "segment-store": ["@insomnia/errors"],
   "segment-store-postgres": ["@insomnia/errors", "@insomnia/segment-store", "pg"],
-  "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "ai"],
+  "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider"],
   skills: ["@insomnia/errors", "@insomnia/manifest"],
   "fs-tools": ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
   pod: [

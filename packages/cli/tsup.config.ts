@@ -128,7 +128,6 @@ const VENDORS: readonly Vendor[] = [
     from: "../template",
     build: "require",
   },
-  { name: "ai", specifier: "ai", from: "../ai-sdk", build: "import" },
   { name: "anthropic", specifier: "@ai-sdk/anthropic", from: ".", build: "import" },
   { name: "openai", specifier: "@ai-sdk/openai", from: ".", build: "import" },
   { name: "openai-compatible", specifier: "@ai-sdk/openai-compatible", from: ".", build: "import" },

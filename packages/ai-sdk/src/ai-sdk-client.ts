@@ -1,14 +1,25 @@
 import { createHash } from "node:crypto";
+import type {
+  LanguageModelV2Usage,
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3Content,
+  LanguageModelV3StreamPart,
+  LanguageModelV3Usage,
+} from "@ai-sdk/provider";
+import { APICallError } from "@ai-sdk/provider";
 import type { LlmClient, LlmRequest, LlmResponse, LlmUsage, ToolCall } from "@insomnia/worker";
-import type { LanguageModel, LanguageModelUsage, ModelMessage, SystemModelMessage, ToolSet } from "ai";
-import { generateText, streamText } from "ai";
 import { AiSdkError } from "./ai-sdk-error.ts";
-import { cacheStyleOf, modelMessages, modelTools, systemMessage } from "./model-messages.ts";
+import type { AiSdkLanguageModel } from "./language-model.ts";
+import { resolveModel } from "./language-model.ts";
+import { cacheStyleOf, modelPrompt, modelTools } from "./model-messages.ts";
 import type { CacheStyle } from "./model-messages.ts";
-import { quietSdkWarnings } from "./quiet-warnings.ts";
-import { toAiSdkError } from "./provider-error.ts";
+import { StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
+import { logSdkWarnings, quietSdkWarnings } from "./quiet-warnings.ts";
+import type { RetryDelay } from "./retry.ts";
+import { AttemptsFailed, DEFAULT_MAX_RETRIES, isAbortError, timerDelay, withRetries } from "./retry.ts";
 
-/** A warning the SDK or the provider reported for one call (an unsupported setting, …). */
+/** A warning the provider reported for one call (an unsupported setting, …). */
 export interface AiSdkWarning {
   readonly provider: string;
   readonly message: string;
@@ -22,6 +33,11 @@ export interface AiSdkClientOptions {
   temperature?: number | undefined;
   /** Retries after a 429, 5xx or a failed connection, with backoff that honours `retry-after` (default: the SDK's 2). */
   maxRetries?: number | undefined;
+  /**
+   * Waits between two attempts (`ms`: the backoff, 2 s doubling, or the provider's `retry-after`);
+   * must reject when `signal` aborts. Default: a timer. Tests pass one that records and returns at once.
+   */
+  retryDelay?: RetryDelay | undefined;
   /** Gives up a call (all attempts) after this many milliseconds. */
   timeoutMs?: number | undefined;
   /** Stops the call in flight; `complete` rejects with `ABORTED`. */
@@ -38,13 +54,8 @@ export interface AiSdkClientOptions {
   cacheStyle?: CacheStyle | undefined;
   /** Gets the model's text as it arrives; when set, the call streams. */
   onText?: ((text: string) => void) | undefined;
-  /** Gets the warnings the SDK would otherwise print to the console. */
+  /** Gets the warnings the provider reports (an unsupported setting, …); nothing is printed. */
   onWarning?: ((warning: AiSdkWarning) => void) | undefined;
-}
-
-/** The provider id of a model (`anthropic.messages`); a bare string id goes to the AI SDK gateway. */
-function providerOf(model: LanguageModel): string {
-  return typeof model === "string" ? "gateway" : model.provider;
 }
 
 function check(options: AiSdkClientOptions): void {
@@ -65,7 +76,7 @@ function check(options: AiSdkClientOptions): void {
       `temperature must be a number of 0 or more, got ${String(options.temperature)}`,
     );
   }
-  for (const name of ["onText", "onWarning"] as const) {
+  for (const name of ["onText", "onWarning", "retryDelay"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") {
       throw new AiSdkError("INVALID_ARGUMENT", `${name} must be a function when given`);
     }
@@ -79,50 +90,86 @@ function defaultCacheKey(request: LlmRequest): string {
   return `insomnia-${hash.digest("hex").slice(0, 40)}`;
 }
 
-function usageOf(usage: LanguageModelUsage | undefined): LlmUsage | undefined {
-  if (usage === undefined) return undefined;
+function usageOf(usage: LanguageModelV3Usage | LanguageModelV2Usage | undefined): LlmUsage | undefined {
+  if (usage === undefined || usage === null) return undefined;
   const out: Record<string, number> = {};
   const put = (field: keyof LlmUsage, value: number | undefined): void => {
     if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) out[field] = value;
   };
-  put("inputTokens", usage.inputTokens);
-  put("outputTokens", usage.outputTokens);
-  put("cacheReadTokens", usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens);
-  put("cacheWriteTokens", usage.inputTokenDetails?.cacheWriteTokens);
+  if (typeof usage.inputTokens === "object" || typeof usage.outputTokens === "object") {
+    // Specification v3: input and output are broken down.
+    const v3 = usage as LanguageModelV3Usage;
+    put("inputTokens", v3.inputTokens?.total);
+    put("outputTokens", v3.outputTokens?.total);
+    put("cacheReadTokens", v3.inputTokens?.cacheRead);
+    put("cacheWriteTokens", v3.inputTokens?.cacheWrite);
+  } else {
+    const v2 = usage as LanguageModelV2Usage;
+    put("inputTokens", v2.inputTokens);
+    put("outputTokens", v2.outputTokens);
+    put("cacheReadTokens", v2.cachedInputTokens);
+  }
   return Object.keys(out).length === 0 ? undefined : out;
 }
 
-interface SdkToolCall {
+/** A tool call as the model sent it: its input is JSON text. */
+interface SpecToolCall {
   readonly toolCallId: string;
   readonly toolName: string;
-  readonly input: unknown;
+  readonly input: string;
+  readonly providerExecuted?: boolean | undefined;
 }
 
-function toolCallsOf(calls: readonly SdkToolCall[]): ToolCall[] | undefined {
-  if (calls.length === 0) return undefined;
+/** The call's input as the worker gets it: parsed JSON, `{}` for none, the text itself when it is not JSON. */
+function toolInput(text: string): unknown {
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text) ?? {};
+  } catch {
+    return text;
+  }
+}
+
+function toolCallsOf(calls: readonly SpecToolCall[]): ToolCall[] | undefined {
+  // Tools a provider ran itself are its business; the worker gets the calls it must answer.
+  const ours = calls.filter((call) => call.providerExecuted !== true);
+  if (ours.length === 0) return undefined;
   // An unknown tool name or unparseable input is passed on as sent: the worker answers it
   // with an isError tool result the model sees, instead of the turn failing.
-  return calls.map((call) => ({ id: call.toolCallId, name: call.toolName, input: call.input ?? {} }));
+  return ours.map((call) => ({ id: call.toolCallId, name: call.toolName, input: toolInput(call.input) }));
 }
 
 /**
- * An {@link LlmClient} over any AI SDK `LanguageModel`: one model call per `complete`, the
- * worker keeps its tool loop. The system prompt goes out untouched and first; tools sorted by
- * name; Anthropic gets cache breakpoints, OpenAI a `prompt_cache_key`. Provider failures
- * reject with an {@link AiSdkError}.
+ * An {@link LlmClient} over any AI SDK language model: one model call per `complete`, the worker
+ * keeps its tool loop. The client calls the model's own `doGenerate` / `doStream` (the AI SDK's
+ * language-model specification), so `ai` itself is never loaded. The system prompt goes out
+ * untouched and first; tools sorted by name; Anthropic gets cache breakpoints, OpenAI a
+ * `prompt_cache_key`. Provider failures are retried as the AI SDK does, then reject with an
+ * {@link AiSdkError}.
  */
-export function aiSdkClient(model: LanguageModel, options: AiSdkClientOptions = {}): LlmClient {
+export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptions = {}): LlmClient {
   check(options);
-  const provider = providerOf(model);
+  // One type to call: v2 takes the same call options, and its answers are read either way below.
+  const spec = resolveModel(model) as LanguageModelV3;
+  const provider = spec.provider;
   const style = options.cacheStyle ?? cacheStyleOf(provider);
   const onWarning = options.onWarning;
+  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+  const delay = options.retryDelay ?? timerDelay;
+
+  const report = (warnings: readonly unknown[] | undefined): void => {
+    if (warnings === undefined || warnings.length === 0) return;
+    logSdkWarnings(warnings, provider, spec.modelId);
+    if (onWarning !== undefined)
+      for (const warning of warnings) onWarning({ provider, message: describeWarning(warning) });
+  };
 
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       quietSdkWarnings();
-      const system: SystemModelMessage = systemMessage(request.systemPrompt, style);
-      const messages: ModelMessage[] = modelMessages(request.messages, style);
-      const tools: ToolSet | undefined = modelTools(request.tools);
+      // Everything that can throw before the timer starts is done first, so no timer outlives a bug.
+      const prompt = modelPrompt(request.systemPrompt, request.messages, style);
+      const tools = modelTools(request.tools);
       const cacheKey =
         style !== "openai"
           ? undefined
@@ -143,52 +190,32 @@ export function aiSdkClient(model: LanguageModel, options: AiSdkClientOptions = 
       }
       const abortSignal =
         signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-      const call = {
-        model,
-        system,
-        messages,
-        ...(tools === undefined ? {} : { tools }),
+      const call: LanguageModelV3CallOptions = {
+        prompt,
         ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
         ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-        ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+        ...(tools === undefined ? {} : { tools, toolChoice: { type: "auto" } }),
+        ...(cacheKey === undefined ? {} : { providerOptions: { openai: { promptCacheKey: cacheKey } } }),
         ...(abortSignal === undefined ? {} : { abortSignal }),
         ...(options.headers === undefined ? {} : { headers: options.headers }),
-        ...(cacheKey === undefined ? {} : { providerOptions: { openai: { promptCacheKey: cacheKey } } }),
       };
-      const report = (warnings: readonly unknown[] | undefined): void => {
-        if (onWarning === undefined || warnings === undefined) return;
-        for (const warning of warnings) onWarning({ provider, message: describeWarning(warning) });
-      };
+      const retries = { maxRetries, delay, signal: abortSignal };
+      let attempts = 1;
       try {
         if (options.onText === undefined) {
-          const result = await generateText(call);
+          const result = await withRetries(() => spec.doGenerate(call), retries);
           report(result.warnings);
-          return response(result.text, result.toolCalls, result.usage);
+          return answer(result.content, result.usage);
         }
-        const onText = options.onText;
-        let failure: { error: unknown } | undefined;
-        const result = streamText({
-          ...call,
-          // The default prints the error to the console; it is thrown from complete() instead.
-          onError: ({ error }) => {
-            failure ??= { error };
-          },
-        });
-        for await (const part of result.fullStream) {
-          if (part.type === "text-delta") onText(part.text);
-          else if (part.type === "error") failure ??= { error: part.error };
+        const { stream } = await withRetries(() => spec.doStream({ ...call, includeRawChunks: false }), retries);
+        return await readStream(stream, options.onText, report);
+      } catch (thrown) {
+        let error = thrown;
+        if (thrown instanceof AttemptsFailed) {
+          error = thrown.error;
+          attempts = thrown.attempts;
         }
-        if (failure !== undefined) throw failure.error;
-        const [text, toolCalls, usage, warnings] = await Promise.all([
-          result.text,
-          result.toolCalls,
-          result.usage,
-          result.warnings,
-        ]);
-        report(warnings);
-        return response(text, toolCalls, usage);
-      } catch (error) {
-        throw toAiSdkError(error, provider, { timedOut });
+        throw toAiSdkError(error, provider, { timedOut, attempts });
       } finally {
         if (timer !== undefined) clearTimeout(timer);
       }
@@ -196,7 +223,88 @@ export function aiSdkClient(model: LanguageModel, options: AiSdkClientOptions = 
   };
 }
 
-function response(text: string, calls: readonly SdkToolCall[], usage: LanguageModelUsage | undefined): LlmResponse {
+function answer(content: readonly LanguageModelV3Content[], usage: LanguageModelV3Usage | undefined): LlmResponse {
+  let text = "";
+  const calls: SpecToolCall[] = [];
+  for (const part of content) {
+    if (part.type === "text") text += part.text;
+    else if (part.type === "tool-call") calls.push(part);
+  }
+  return response(text, calls, usage);
+}
+
+/**
+ * What failed once the answer had started: a broken connection (the provider wraps fetch's
+ * `TypeError: terminated` in an APICallError) or the provider's own error event (Anthropic's
+ * `overloaded_error`, a plain object) is the provider going away mid-answer; anything else
+ * (an answer that could not be read, an abort) stays as it is.
+ */
+function midStream(error: unknown): unknown {
+  if (isAbortError(error)) return error;
+  if (!(error instanceof Error)) return new StreamBrokeOff(error);
+  const cause = APICallError.isInstance(error) ? error.cause : error;
+  return cause instanceof TypeError ? new StreamBrokeOff(cause) : error;
+}
+
+/** Reads a streamed answer to its end, handing text to `onText` as it arrives. */
+async function readStream(
+  stream: ReadableStream<LanguageModelV3StreamPart>,
+  onText: (text: string) => void,
+  report: (warnings: readonly unknown[] | undefined) => void,
+): Promise<LlmResponse> {
+  const reader = stream.getReader();
+  let text = "";
+  const calls: SpecToolCall[] = [];
+  let usage: LanguageModelV3Usage | undefined;
+  let failure: { error: unknown } | undefined;
+  let done = false;
+  try {
+    while (!done) {
+      let next: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        done = true;
+        throw midStream(error);
+      }
+      if (next.done) {
+        done = true;
+        break;
+      }
+      const part = next.value;
+      switch (part.type) {
+        case "text-delta":
+          text += part.delta;
+          if (part.delta !== "") onText(part.delta);
+          break;
+        case "tool-call":
+          calls.push(part);
+          break;
+        case "finish":
+          usage = part.usage;
+          break;
+        case "stream-start":
+          report(part.warnings);
+          break;
+        case "error":
+          failure ??= { error: part.error };
+          break;
+      }
+    }
+  } finally {
+    // Stopped early (onText threw, the body broke off): let the provider drop the connection.
+    if (!done) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+  if (failure !== undefined) throw midStream(failure.error);
+  return response(text, calls, usage);
+}
+
+function response(
+  text: string,
+  calls: readonly SpecToolCall[],
+  usage: LanguageModelV3Usage | LanguageModelV2Usage | undefined,
+): LlmResponse {
   const toolCalls = toolCallsOf(calls);
   const counted = usageOf(usage);
   return {

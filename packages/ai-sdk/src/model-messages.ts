@@ -1,6 +1,10 @@
+import type {
+  LanguageModelV3FunctionTool,
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+  SharedV3ProviderOptions,
+} from "@ai-sdk/provider";
 import type { Message, ToolDefinition } from "@insomnia/worker";
-import type { ModelMessage, SystemModelMessage, ToolSet } from "ai";
-import { jsonSchema, tool } from "ai";
 
 /** Which prompt-cache hints a request carries. */
 export type CacheStyle = "anthropic" | "openai" | "none";
@@ -12,44 +16,50 @@ export function cacheStyleOf(provider: string): CacheStyle {
   return "none";
 }
 
-type ProviderOptions = NonNullable<SystemModelMessage["providerOptions"]>;
-
-const ANTHROPIC_BREAKPOINT: ProviderOptions = { anthropic: { cacheControl: { type: "ephemeral" } } };
-
-/** The system prompt, untouched; for Anthropic it carries the first cache breakpoint. */
-export function systemMessage(prompt: string, style: CacheStyle): SystemModelMessage {
-  return style === "anthropic"
-    ? { role: "system", content: prompt, providerOptions: ANTHROPIC_BREAKPOINT }
-    : { role: "system", content: prompt };
-}
+const ANTHROPIC_BREAKPOINT: SharedV3ProviderOptions = { anthropic: { cacheControl: { type: "ephemeral" } } };
 
 /**
- * Our history as AI SDK messages, one for one, oldest first. For Anthropic the last message
- * carries the second breakpoint (system + last message: 2 of Anthropic's 4), so the next
- * request, which only appends, reads the whole conversation so far from the cache.
+ * The request's prompt in the language-model spec's own format (what a provider's `doGenerate`
+ * takes), built straight from our messages: the system prompt first and untouched, then the
+ * history one for one, oldest first (consecutive tool results share one tool message, as the
+ * spec wants). For Anthropic the system message carries the first cache breakpoint and the
+ * last message the second (2 of Anthropic's 4), so the next request, which only appends, reads
+ * the whole conversation so far from the cache.
  */
-export function modelMessages(messages: readonly Message[], style: CacheStyle): ModelMessage[] {
-  const out = messages.map(modelMessage);
-  const last = out.at(-1);
-  if (style === "anthropic" && last !== undefined)
-    out[out.length - 1] = { ...last, providerOptions: ANTHROPIC_BREAKPOINT };
-  return out;
+export function modelPrompt(
+  systemPrompt: string,
+  messages: readonly Message[],
+  style: CacheStyle,
+): LanguageModelV3Prompt {
+  const prompt: LanguageModelV3Prompt = [
+    style === "anthropic"
+      ? { role: "system", content: systemPrompt, providerOptions: ANTHROPIC_BREAKPOINT }
+      : { role: "system", content: systemPrompt },
+  ];
+  for (const message of messages) {
+    const next = modelMessage(message);
+    const last = prompt[prompt.length - 1];
+    if (next.role === "tool" && last?.role === "tool") last.content.push(...next.content);
+    else prompt.push(next);
+  }
+  const last = prompt[prompt.length - 1];
+  if (style === "anthropic" && last !== undefined && prompt.length > 1) last.providerOptions = ANTHROPIC_BREAKPOINT;
+  return prompt;
 }
 
-function modelMessage(message: Message): ModelMessage {
+function modelMessage(message: Message): LanguageModelV3Message {
   switch (message.role) {
     case "user":
-      return { role: "user", content: [{ type: "text", text: message.content }] };
+      // An empty text part is left out (the AI SDK's generateText did the same).
+      return { role: "user", content: message.content === "" ? [] : [{ type: "text", text: message.content }] };
     case "assistant": {
-      const calls = (message.toolCalls ?? []).map((call) => ({
-        type: "tool-call" as const,
-        toolCallId: call.id,
-        toolName: call.name,
-        input: call.input,
-      }));
+      const content: Extract<LanguageModelV3Message, { role: "assistant" }>["content"] = [];
       // An assistant turn that only called tools has no text part: an empty text block is refused by Anthropic.
-      const text = message.content === "" && calls.length > 0 ? [] : [{ type: "text" as const, text: message.content }];
-      return { role: "assistant", content: [...text, ...calls] };
+      if (message.content !== "") content.push({ type: "text", text: message.content });
+      for (const call of message.toolCalls ?? []) {
+        content.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: call.input });
+      }
+      return { role: "assistant", content };
     }
     case "tool":
       return {
@@ -69,16 +79,30 @@ function modelMessage(message: Message): ModelMessage {
   }
 }
 
-/** Tool definitions as an AI SDK tool set, inserted in name order (no `execute`: the worker runs tools). */
-export function modelTools(definitions: readonly ToolDefinition[]): ToolSet | undefined {
+/** Converted definitions that cannot change (the worker deep-freezes what it registers), reused across calls. */
+const frozenTools = new WeakMap<ToolDefinition, LanguageModelV3FunctionTool>();
+
+function modelTool(definition: ToolDefinition): LanguageModelV3FunctionTool {
+  const cached = frozenTools.get(definition);
+  if (cached !== undefined) return cached;
+  const frozen = Object.isFrozen(definition) && Object.isFrozen(definition.inputSchema);
+  const tool: LanguageModelV3FunctionTool = {
+    type: "function",
+    name: definition.name,
+    description: definition.description,
+    // A frozen schema is handed on as it is; any other is copied, so a later change to it
+    // cannot reach a request in flight.
+    inputSchema: (frozen
+      ? definition.inputSchema
+      : structuredClone(definition.inputSchema)) as LanguageModelV3FunctionTool["inputSchema"],
+  };
+  if (frozen) frozenTools.set(definition, Object.freeze(tool));
+  return tool;
+}
+
+/** Tool definitions as the spec's function tools, sorted by name (the worker runs them, never the SDK). */
+export function modelTools(definitions: readonly ToolDefinition[]): LanguageModelV3FunctionTool[] | undefined {
   if (definitions.length === 0) return undefined;
   const sorted = [...definitions].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const tools: ToolSet = {};
-  for (const definition of sorted) {
-    tools[definition.name] = tool({
-      description: definition.description,
-      inputSchema: jsonSchema(structuredClone(definition.inputSchema) as Parameters<typeof jsonSchema>[0]),
-    });
-  }
-  return tools;
+  return sorted.map(modelTool);
 }

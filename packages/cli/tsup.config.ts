@@ -247,6 +247,11 @@ export function binConfig(outDir: string): Options {
       // Non-ASCII text in strings is written as escapes, so a file is ASCII unless a comment is
       // not: the launcher reads ASCII files as latin1 (exact, and no UTF-8 decoding).
       options.charset = "ascii";
+      // No comments either: a comment is the one place a non-ASCII byte or an `import(` that
+      // is not code could stay, and either would cost every start (see BundleFile). Licence
+      // comments go to dist/*.LEGAL.txt.
+      options.minifyWhitespace = true;
+      options.legalComments = "external";
     },
     async onSuccess() {
       await writeBundleFiles(outDir);

@@ -71,7 +71,12 @@ export function cacheShare(totals: Pick<UsageTotals, "inputTokens" | "cacheReadT
   return totals.inputTokens === 0 ? undefined : Math.round((100 * totals.cacheReadTokens) / totals.inputTokens);
 }
 
-const count = (n: number): string => n.toLocaleString("en-US");
+/** `n` with a comma every three digits ("7,445"), without Intl: its number formatter takes ms to set up. */
+export function count(n: number): string {
+  const digits = String(Math.trunc(Math.abs(n)));
+  const grouped = digits.replace(/\B(?=(\d{3})+$)/g, ",");
+  return n < 0 ? `-${grouped}` : grouped;
+}
 
 /** One line: model calls, input tokens with the cache-read share, cache writes, output tokens. */
 export function usageLine(totals: UsageTotals): string {

@@ -3,11 +3,11 @@ import type { LanguageModelV2, LanguageModelV2CallOptions } from "@ai-sdk/provid
 import type { LlmRequest } from "@insomnia/worker";
 import { afterEach, describe, expect, test } from "vitest";
 import { aiSdkClient } from "./ai-sdk-client.ts";
-import { AiSdkError } from "./ai-sdk-error.ts";
 import { createAnthropic } from "./__fixtures__/models.ts";
 import { startFakeProvider } from "./fake-provider.ts";
 import type { FakeProvider, FakeReply } from "./fake-provider.ts";
 import { INITIAL_RETRY_DELAY_MS, retryDelayMs, timerDelay } from "./retry.ts";
+import { rejection } from "./__fixtures__/rejection.ts";
 
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -41,16 +41,6 @@ const error = (status: number, headers: Record<string, string> = {}): FakeReply 
 function recordedDelays(): { waits: number[]; delay: (ms: number) => Promise<void> } {
   const waits: number[] = [];
   return { waits, delay: async (ms) => void waits.push(ms) };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<AiSdkError> {
-  try {
-    await promise;
-  } catch (thrown) {
-    if (AiSdkError.is(thrown)) return thrown;
-    throw thrown;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("retries", () => {

@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import type { LlmRequest } from "@insomnia/worker";
 import { afterEach, describe, expect, test } from "vitest";
 import { aiSdkClient } from "./ai-sdk-client.ts";
-import { AiSdkError } from "./ai-sdk-error.ts";
 import { createAnthropic } from "./__fixtures__/models.ts";
+import { rejection } from "./__fixtures__/rejection.ts";
 
 const sse = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 const START = sse("message_start", {
@@ -55,16 +55,6 @@ async function streaming(end: (socket: { write(s: string): void; destroy(): void
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
   const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return { seen, model: createAnthropic({ baseURL, apiKey: "k" })("claude-sonnet-4-5") };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<AiSdkError> {
-  try {
-    await promise;
-  } catch (thrown) {
-    if (AiSdkError.is(thrown)) return thrown;
-    throw thrown;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("streamed answers that fail", () => {

@@ -2,7 +2,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { openedPath, readCapped } from "./bounded-read.ts";
+import { openedPath, readCapped, readUpTo } from "./bounded-read.ts";
 
 let dir: string;
 beforeEach(() => {
@@ -33,6 +33,17 @@ describe("readCapped", () => {
   test("a_file_over_the_cap_is_undefined_whatever_the_hint", () => {
     const bytes = Buffer.alloc(1001, 0x61);
     for (const hint of [0, 10, 1000, 1001]) expect(withFile(bytes, (fd) => readCapped(fd, hint, 1000))).toBeUndefined();
+  });
+});
+
+describe("readUpTo", () => {
+  test("gives_the_first_max_bytes_and_says_whether_there_was_more", () => {
+    const bytes = Buffer.from("0123456789");
+    const read = (hint: number, max: number) => withFile(bytes, (fd) => readUpTo(fd, hint, max));
+    expect(read(10, 10)).toEqual({ bytes: bytes, cut: false });
+    expect(read(0, 4)).toEqual({ bytes: bytes.subarray(0, 4), cut: true });
+    expect(read(10, 9)).toEqual({ bytes: bytes.subarray(0, 9), cut: true });
+    expect(read(3, 100)).toEqual({ bytes: bytes, cut: false });
   });
 });
 

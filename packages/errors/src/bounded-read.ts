@@ -1,16 +1,16 @@
 import { readlinkSync, readSync } from "node:fs";
 
 /**
- * Reads an open file to EOF, but never more than `maxBytes + 1` bytes: `undefined` when the
- * file holds more than `maxBytes` (a file that grew after its `fstat` included). `sizeHint`
- * (the `fstat` size) sizes the first buffer. Positional reads from 0.
+ * Reads an open file to EOF, but never more than `maxBytes + 1` bytes: the first `maxBytes`
+ * bytes, and whether the file holds more (`cut`; a file that grew after its `fstat` included).
+ * `sizeHint` (the `fstat` size) sizes the first buffer. Positional reads from 0.
  */
-export function readCapped(fd: number, sizeHint: number, maxBytes: number): Uint8Array | undefined {
+export function readUpTo(fd: number, sizeHint: number, maxBytes: number): { bytes: Buffer; cut: boolean } {
   let buffer = Buffer.alloc(Math.min(sizeHint, maxBytes) + 1);
   let length = 0;
   for (;;) {
     if (length === buffer.length) {
-      if (length > maxBytes) return undefined;
+      if (length > maxBytes) break;
       const grown = Buffer.alloc(Math.min(buffer.length * 2, maxBytes + 1));
       buffer.copy(grown, 0, 0, length);
       buffer = grown;
@@ -19,7 +19,15 @@ export function readCapped(fd: number, sizeHint: number, maxBytes: number): Uint
     if (bytesRead === 0) break;
     length += bytesRead;
   }
-  return length > maxBytes ? undefined : buffer.subarray(0, length);
+  return length > maxBytes
+    ? { bytes: buffer.subarray(0, maxBytes), cut: true }
+    : { bytes: buffer.subarray(0, length), cut: false };
+}
+
+/** {@link readUpTo} for a cap that refuses: the whole file, or `undefined` when it holds more than `maxBytes`. */
+export function readCapped(fd: number, sizeHint: number, maxBytes: number): Uint8Array | undefined {
+  const { bytes, cut } = readUpTo(fd, sizeHint, maxBytes);
+  return cut ? undefined : bytes;
 }
 
 /**

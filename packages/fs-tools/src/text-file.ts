@@ -1,5 +1,6 @@
 import { isAscii, isUtf8 } from "node:buffer";
-import { constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
+import { constants, fstatSync, lstatSync, openSync } from "node:fs";
+import { readUpTo } from "@insomnia/errors";
 import { closeQuietly, describeKind, entryPath, errnoOf, kindOf, SAFE_FLAGS } from "./descriptor.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
 import { type CallContext, failure, type Located } from "./locate.ts";
@@ -69,26 +70,6 @@ export function requireRegular(ctx: CallContext, at: string, kind: ReturnType<ty
     `${ctx.tool} refused ${shown(ctx.asked, at)}: it is ${describeKind(kind)}${hint}; nothing was read`,
     { tool: ctx.tool, path: at },
   );
-}
-
-/** Reads to EOF, at most `maxBytes` (plus one byte to learn that there is more). */
-function readUpTo(fd: number, sizeHint: number, maxBytes: number): { bytes: Buffer; cut: boolean } {
-  let buffer = Buffer.allocUnsafe(Math.min(sizeHint, maxBytes) + 1);
-  let length = 0;
-  for (;;) {
-    if (length === buffer.length) {
-      if (length > maxBytes) break;
-      const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, maxBytes + 1));
-      buffer.copy(grown, 0, 0, length);
-      buffer = grown;
-    }
-    const n = readSync(fd, buffer, length, buffer.length - length, length);
-    if (n === 0) break;
-    length += n;
-  }
-  return length > maxBytes
-    ? { bytes: buffer.subarray(0, maxBytes), cut: true }
-    : { bytes: buffer.subarray(0, length), cut: false };
 }
 
 /** The bytes as text, or a NOT_TEXT refusal (see {@link textBytes}). */

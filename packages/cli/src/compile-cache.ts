@@ -52,7 +52,7 @@ export interface BundleFile {
   readonly id: string;
   /** The file is all ASCII (then it is read as latin1: exact, and no UTF-8 decoding). */
   readonly ascii: boolean;
-  /** The file's text has `import(` (maybe only in a comment): it gets Node's module loader. */
+  /** The file's text has `import(` (the build strips comments, so it is code): it gets Node's module loader. */
   readonly dynamicImport: boolean;
 }
 
@@ -65,7 +65,7 @@ export class CompileCache {
     this.#dir = dir;
   }
 
-  /** Compiles `source` (the wrapped text of bundle file `name`, content `id`) with its cached code, if any. */
+  /** Compiles `source` (the wrapped text of bundle file `name`, described by `known`) with its cached code, if any. */
   compile(name: string, known: BundleFile, file: string, source: string): Script {
     const cacheFile = join(
       this.#dir,
@@ -80,7 +80,13 @@ export class CompileCache {
   /** Writes the entries that were missing or rejected, with what this run compiled. */
   flush(): void {
     for (const { script, cacheFile } of this.#pending.splice(0)) {
-      writeEntry(this.#dir, cacheFile, script.createCachedData());
+      let data: Buffer;
+      try {
+        data = script.createCachedData();
+      } catch {
+        continue; // this runs at exit: nothing may throw
+      }
+      writeEntry(this.#dir, cacheFile, data);
     }
   }
 }

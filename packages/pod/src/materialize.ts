@@ -178,7 +178,12 @@ export async function materialize(
     tools: context.tools,
     sources: [
       ...prepared.template.sources,
-      ...catalog.skills.map((skill) => ({ ref: skillSourceRef(skill.name), file: skill.file, sha256: skill.sha256 })),
+      // sha256 stays a getter (read when the sources are recorded, never to print a prompt).
+      ...catalog.skills.map((skill) =>
+        Object.defineProperties({ ref: skillSourceRef(skill.name), file: skill.file } as TemplateSource, {
+          sha256: { get: () => skill.sha256, enumerable: true },
+        }),
+      ),
     ],
     sections: {
       instruction,

@@ -253,16 +253,30 @@ function loadCandidate(
     warnings.push(...parsed.warnings);
     return undefined;
   }
-  return {
-    name: parsed.skill.name,
-    description: parsed.skill.description,
-    file: read.file,
-    root,
-    rootDir: rules.rootDir,
-    hidden: parsed.skill.hidden,
-    sha256: sha256Hex(read.text),
-    bytes: read.bytes,
-  };
+  const text = read.text;
+  let sha256: string | undefined;
+  // The hash is computed when first read (an enumerable getter, so JSON and spreads see it):
+  // `pod prompt` never reads it, and hashing is what would load node:crypto.
+  return Object.defineProperties(
+    {
+      name: parsed.skill.name,
+      description: parsed.skill.description,
+      file: read.file,
+      root,
+      rootDir: rules.rootDir,
+      hidden: parsed.skill.hidden,
+      bytes: read.bytes,
+    } as Skill,
+    {
+      sha256: {
+        get: () => {
+          sha256 ??= sha256Hex(text);
+          return sha256;
+        },
+        enumerable: true,
+      },
+    },
+  );
 }
 
 function insideOf(cwd: string): IsReadable {

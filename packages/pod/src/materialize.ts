@@ -113,7 +113,8 @@ export function readSkillCatalog(prepared: PreparedSystemPrompt): SkillCatalog {
   return discoverSkills({
     cwd: prepared.cwd,
     roots: prepared.skillRoots,
-    isReadable: (path) => scope.isReadable(path),
+    // Skills ask about real paths (realpath, or the kernel's path of the open descriptor).
+    isReadable: (path) => scope.explain(path, { resolved: true }).permission !== "none",
   });
 }
 

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { isSameOrInside, isStrictlyInside } from "@insomnia/errors";
 import { parseSkill } from "./parse-skill.ts";
@@ -73,6 +73,8 @@ export interface DiscoverSkillsOptions {
 interface Candidate {
   name: string;
   dir: string;
+  /** The lstat of its SKILL.md, taken by the walk (readSkillFile need not take it again). */
+  skillFile: Stats;
 }
 
 /**
@@ -151,17 +153,17 @@ function findCandidates(
 ): Candidate[] {
   const found: Candidate[] = [];
   const visited = new Set<string>([rootDir]);
-  let queue: string[] = [dir];
+  let queue: Place[] = [{ path: dir, real: rootDir }];
   let dirs = 0;
   for (let depth = 1; queue.length > 0; depth++) {
-    const next: string[] = [];
+    const next: Place[] = [];
     for (const parent of queue) {
       for (const child of subdirectories(parent, rootDir, visited, warnings)) {
         if (depth > maxDepth) {
           warnings.push({
             code: "SKILLS_TOO_DEEP",
-            message: `${parent} has directories more than ${maxDepth} levels below ${dir}, which were not searched; keep skills at most ${maxDepth} levels deep`,
-            file: parent,
+            message: `${parent.path} has directories more than ${maxDepth} levels below ${dir}, which were not searched; keep skills at most ${maxDepth} levels deep`,
+            file: parent.path,
           });
           return found;
         }
@@ -174,7 +176,8 @@ function findCandidates(
           return found;
         }
         dirs++;
-        if (hasSkillFile(child)) found.push({ name: basename(child), dir: child });
+        const skillFile = skillFileOf(child.path);
+        if (skillFile !== undefined) found.push({ name: basename(child.path), dir: child.path, skillFile });
         else next.push(child);
       }
     }
@@ -183,32 +186,44 @@ function findCandidates(
   return found;
 }
 
-/** Subdirectories of `parent` (symlinks followed when their real path stays in the root), sorted by name. */
-function subdirectories(parent: string, rootDir: string, visited: Set<string>, warnings: SkillWarning[]): string[] {
+/** A directory of the walk: the path it was reached by, and its real path. */
+interface Place {
+  readonly path: string;
+  readonly real: string;
+}
+
+/**
+ * Subdirectories of `parent` (symlinks followed when their real path stays in the root), sorted
+ * by name. A directory that is not a symlink is at its parent's real path plus its name: only a
+ * symlink needs realpath and stat.
+ */
+function subdirectories(parent: Place, rootDir: string, visited: Set<string>, warnings: SkillWarning[]): Place[] {
   let entries: Dirent[];
   try {
-    entries = readdirSync(parent, { withFileTypes: true });
+    entries = readdirSync(parent.path, { withFileTypes: true });
   } catch (error) {
     warnings.push({
       code: "SKILLS_ROOT_UNREADABLE",
-      message: `cannot list ${parent} (${String((error as { code?: unknown }).code ?? error)}); skills below it were left out`,
-      file: parent,
+      message: `cannot list ${parent.path} (${String((error as { code?: unknown }).code ?? error)}); skills below it were left out`,
+      file: parent.path,
     });
     return [];
   }
-  const names = entries
+  const listed = entries
     .filter((entry) => !entry.name.startsWith(".") && (entry.isDirectory() || entry.isSymbolicLink()))
-    .map((entry) => entry.name)
-    .sort();
-  const out: string[] = [];
-  for (const name of names) {
-    const path = join(parent, name);
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const out: Place[] = [];
+  for (const entry of listed) {
+    const path = join(parent.path, entry.name);
     let real: string;
-    try {
-      real = realpathSync.native(path);
-      if (!statSync(real).isDirectory()) continue;
-    } catch {
-      continue; // a dangling or looping link, or a file swapped in: nothing to search
+    if (!entry.isSymbolicLink()) real = join(parent.real, entry.name);
+    else {
+      try {
+        real = realpathSync.native(path);
+        if (!statSync(real).isDirectory()) continue;
+      } catch {
+        continue; // a dangling or looping link, or a file swapped in: nothing to search
+      }
     }
     if (visited.has(real)) continue; // a loop, or a second link to a directory already searched
     if (!isStrictlyInside(rootDir, real)) {
@@ -220,16 +235,17 @@ function subdirectories(parent: string, rootDir: string, visited: Set<string>, w
       continue;
     }
     visited.add(real);
-    out.push(path);
+    out.push({ path, real });
   }
   return out;
 }
 
-function hasSkillFile(dir: string): boolean {
+/** The lstat of `<dir>/SKILL.md`, or undefined when there is none (then the walk goes on below). */
+function skillFileOf(dir: string): Stats | undefined {
   try {
-    return lstatSync(join(dir, SKILL_FILE), { throwIfNoEntry: false }) !== undefined;
+    return lstatSync(join(dir, SKILL_FILE), { throwIfNoEntry: false });
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -242,7 +258,7 @@ function loadCandidate(
   const path = join(candidate.dir, SKILL_FILE);
   let read: ReturnType<typeof readSkillFile>;
   try {
-    read = readSkillFile(path, rules);
+    read = readSkillFile(path, rules, candidate.skillFile);
   } catch (error) {
     if (!SkillsError.is(error)) throw error;
     warnings.push(warningOf(error));

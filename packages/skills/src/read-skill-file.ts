@@ -1,4 +1,14 @@
-import { closeSync, constants, fstatSync, openSync, realpathSync, type Stats, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from "node:fs";
 import { firstInvalidUtf8Offset, isStrictlyInside, openedPath, readCapped } from "@insomnia/errors";
 import { SkillsError } from "./skills-error.ts";
 
@@ -33,34 +43,25 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  * Reads `file` only if it is a regular file of at most 1 MiB whose real path stays inside
  * `rootDir` (and is readable, when a check is given), in strict UTF-8. A FIFO or device is
  * refused before it is opened, and opened non-blocking in case it was swapped in. Throws a
- * {@link SkillsError} naming the file.
+ * {@link SkillsError} naming the file. `lstat`: the file's lstat if the caller just took it.
  */
-export function readSkillFile(file: string, rules: SkillFileRules): SkillFile {
+export function readSkillFile(file: string, rules: SkillFileRules, lstat?: Stats): SkillFile {
   const maxBytes = rules.maxBytes ?? MAX_SKILL_FILE_BYTES;
-  let real: string;
-  try {
-    real = realpathSync.native(file);
-  } catch (cause) {
-    throw new SkillsError("SKILL_UNREADABLE", `cannot resolve ${file} (${errnoText(cause)})`, { file, cause });
-  }
-  checkPlace(file, real, rules);
-  let before: Stats;
-  try {
-    before = statSync(real);
-  } catch (cause) {
-    throw new SkillsError("SKILL_UNREADABLE", `cannot read ${real} (${errnoText(cause)})`, { file: real, cause });
-  }
+  const place = placeBeforeOpen(file, rules, lstat);
+  const { before } = place;
+  const shown = place.real;
   if (!before.isFile()) {
     throw new SkillsError(
       "SKILL_NOT_A_FILE",
-      `${real} is ${kindOf(before)}, not a regular file; a SKILL.md must be a file`,
+      `${shown} is ${kindOf(before)}, not a regular file; a SKILL.md must be a file`,
       {
-        file: real,
+        file: shown,
       },
     );
   }
-  if (before.size > maxBytes) throw tooLarge(real, before.size, maxBytes);
+  if (before.size > maxBytes) throw tooLarge(shown, before.size, maxBytes);
 
+  let real = shown;
   let fd: number;
   try {
     fd = openSync(real, OPEN_FLAGS);
@@ -73,8 +74,12 @@ export function readSkillFile(file: string, rules: SkillFileRules): SkillFile {
     if (!after.isFile() || after.dev !== before.dev || after.ino !== before.ino) {
       throw new SkillsError("SKILL_NOT_A_FILE", `${real} was replaced while being read; try again`, { file: real });
     }
+    // Where the descriptor really is, checked before a byte is read: the one place check of a
+    // file taken at its path (placeBeforeOpen), a second one after realpath.
     const opened = openedPath(fd);
-    if (opened !== undefined && opened !== real) checkPlace(file, opened, rules);
+    if (!place.checked) checkPlace(file, opened ?? realpathSync.native(file), rules);
+    else if (opened !== undefined && opened !== real) checkPlace(file, opened, rules);
+    if (opened !== undefined) real = opened;
     const read = readCapped(fd, after.size, maxBytes);
     if (read === undefined) throw tooLarge(real, undefined, maxBytes);
     bytes = read;
@@ -111,6 +116,44 @@ export function readSkillFile(file: string, rules: SkillFileRules): SkillFile {
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   return { text: text.replace(/\r\n?/g, "\n"), file: real, bytes: bytes.length };
+}
+
+/** /proc/self/fd exists (Linux): an open descriptor tells where it really is. */
+let procFd: boolean | undefined;
+
+/**
+ * Where `file` is, and its stat, before it is opened. A SKILL.md that is not itself a symlink,
+ * on a system with /proc/self/fd, is taken at its path (lstat: a FIFO or device is refused
+ * before open): it is opened with O_NOFOLLOW and its real path checked on the descriptor
+ * before anything is read. Otherwise the real path is resolved and checked first.
+ */
+function placeBeforeOpen(
+  file: string,
+  rules: SkillFileRules,
+  lstat: Stats | undefined,
+): { real: string; before: Stats; checked: boolean } {
+  procFd ??= existsSync("/proc/self/fd");
+  if (procFd) {
+    let link: Stats;
+    try {
+      link = lstat ?? lstatSync(file);
+    } catch (cause) {
+      throw new SkillsError("SKILL_UNREADABLE", `cannot read ${file} (${errnoText(cause)})`, { file, cause });
+    }
+    if (!link.isSymbolicLink()) return { real: file, before: link, checked: false };
+  }
+  let real: string;
+  try {
+    real = realpathSync.native(file);
+  } catch (cause) {
+    throw new SkillsError("SKILL_UNREADABLE", `cannot resolve ${file} (${errnoText(cause)})`, { file, cause });
+  }
+  checkPlace(file, real, rules);
+  try {
+    return { real, before: statSync(real), checked: true };
+  } catch (cause) {
+    throw new SkillsError("SKILL_UNREADABLE", `cannot read ${real} (${errnoText(cause)})`, { file: real, cause });
+  }
 }
 
 /** The real path must be strictly inside the root and, for a workspace root, readable by the pod. */

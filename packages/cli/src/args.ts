@@ -3,10 +3,9 @@ import { parseArgs } from "node:util";
 import { CliError } from "./cli-error.ts";
 import { parseRfc3339 } from "./rfc3339.ts";
 
-/** The commands of `pod`. */
-export const COMMAND_NAMES = ["prompt", "check", "init", "run", "resume", "log"] as const;
-/** One command of `pod`. */
-export type CommandName = (typeof COMMAND_NAMES)[number];
+import { COMMAND_NAMES, type CommandName } from "./command-names.ts";
+
+export { COMMAND_NAMES, type CommandName };
 
 interface OptionSpec {
   type: "string" | "boolean";

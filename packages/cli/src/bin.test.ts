@@ -201,7 +201,7 @@ describe("compile cache", () => {
     const written = await entries(cacheDir());
     expect(written.map((name) => name.replace(/-[0-9a-f]{16}-v\d+\.\d+\.\d+-\w+\.bin$/, ""))).toEqual([
       "handlebars_parser_cjs",
-      "pod_cjs",
+      "pod_cjs-prompt",
       "valibot_cjs",
       "yaml_cjs",
     ]);
@@ -215,10 +215,20 @@ describe("compile cache", () => {
     expect(again.map((s) => s.mtimeMs)).toEqual(stats.map((s) => s.mtimeMs));
   });
 
+  test("each_command_has_its_own_entry_of_the_bins_bundle", async () => {
+    // What `pod --help` compiled is not what `pod prompt` needs: the first of each writes its own.
+    expect((await pod("--help")).code).toBe(0);
+    expect((await pod("prompt")).code).toBe(0);
+    expect((await pod("check")).code).toBe(0);
+    expect((await pod("prompt")).code).toBe(0);
+    const names = (await entries(cacheDir())).map((name) => name.replace(/-[0-9a-f]{16}-v\d+\.\d+\.\d+-\w+\.bin$/, ""));
+    expect(names).toEqual(["pod_cjs-check", "pod_cjs-other", "pod_cjs-prompt"]);
+  });
+
   test("a_damaged_entry_is_ignored_and_replaced", async () => {
     expect((await pod("prompt")).code).toBe(0);
     const [entry] = await entries(cacheDir());
-    expect(entry).toMatch(/^pod_cjs-/);
+    expect(entry).toMatch(/^pod_cjs-prompt-/);
     const file = join(cacheDir(), entry!);
     const good = await readFile(file);
     for (const damaged of [Buffer.from("not a cache"), Buffer.concat([good.subarray(0, 4), Buffer.alloc(2000, 7)])]) {

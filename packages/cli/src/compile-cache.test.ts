@@ -66,6 +66,20 @@ describe("BundleLoader", () => {
     expect((await readdir(cacheDir)).sort()).toEqual([names[0]]);
   });
 
+  test("a_file_with_a_variant_has_an_entry_per_variant", async () => {
+    const cacheDir = join(dir, "cache");
+    const files = { "main.cjs": { id: "0123456789abcdef", ascii: true, dynamicImport: false } };
+    for (const variant of ["prompt", "check", "prompt"]) {
+      const cache = new CompileCache(cacheDir, { "main.cjs": variant });
+      new BundleLoader(dir, files, cache).load("main.cjs");
+      cache.flush();
+    }
+    expect((await readdir(cacheDir)).sort()).toEqual([
+      `main_cjs-check-0123456789abcdef-${process.version}-${process.arch}.bin`,
+      `main_cjs-prompt-0123456789abcdef-${process.version}-${process.arch}.bin`,
+    ]);
+  });
+
   test("a_file_without_an_id_is_compiled_without_the_cache", async () => {
     const cacheDir = join(dir, "cache");
     const cache = new CompileCache(cacheDir);

@@ -59,17 +59,25 @@ export interface BundleFile {
 /** The cache of one process: reads entries as files are loaded and writes them at exit. */
 export class CompileCache {
   readonly #dir: string;
+  readonly #variants: Readonly<Record<string, string>>;
   readonly #pending: Pending[] = [];
 
-  constructor(dir: string) {
+  /**
+   * `variants`: a file whose entry is kept per variant (the bin's own bundle, per command: an
+   * entry holds what its first run compiled, so the one of `pod --help` must not serve
+   * `pod prompt`).
+   */
+  constructor(dir: string, variants: Readonly<Record<string, string>> = {}) {
     this.#dir = dir;
+    this.#variants = variants;
   }
 
   /** Compiles `source` (the wrapped text of bundle file `name`, described by `known`) with its cached code, if any. */
   compile(name: string, known: BundleFile, file: string, source: string): Script {
+    const variant = Object.hasOwn(this.#variants, name) ? `-${this.#variants[name]}` : "";
     const cacheFile = join(
       this.#dir,
-      `${basename(name).replace(/\W/g, "_")}-${known.id}-${process.version}-${process.arch}.bin`,
+      `${basename(name).replace(/\W/g, "_")}${variant.replace(/[^\w-]/g, "_")}-${known.id}-${process.version}-${process.arch}.bin`,
     );
     const entry = readEntry(cacheFile);
     const script = new Script(source, scriptOptions(file, known.dynamicImport, entry?.data));

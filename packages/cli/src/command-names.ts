@@ -1,0 +1,4 @@
+/** The commands of `pod`. */
+export const COMMAND_NAMES = ["prompt", "check", "init", "run", "resume", "log"] as const;
+/** One command of `pod`. */
+export type CommandName = (typeof COMMAND_NAMES)[number];

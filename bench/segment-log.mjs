@@ -6,6 +6,7 @@ import { open, readFile, appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { compare, fmtBytes, fmtMs, fmtRatio, importDist, main, median, met, result, tempDir } from "./lib.mjs";
+import { message } from "./segment-records.mjs";
 
 const { Pod } = await importDist("pod");
 const { FileSegmentStore } = await importDist("segment-store");
@@ -22,35 +23,6 @@ const START = {
   sources: [],
   createdAt: "2026-11-30T16:37:00Z",
 };
-
-/** A realistic mix: user turns, assistant turns with and without tool calls, tool results. */
-function message(i) {
-  switch (i % 4) {
-    case 0:
-      return {
-        role: "user",
-        content: `Please look at src/module-${i}.ts and fix the failing test; keep the change small.`,
-      };
-    case 1:
-      return {
-        role: "assistant",
-        content: "",
-        toolCalls: [{ id: `call_${i}`, name: "read_file", input: { path: `src/module-${i}.ts` } }],
-      };
-    case 2:
-      return {
-        role: "tool",
-        toolCallId: `call_${i - 1}`,
-        name: "read_file",
-        content: `export function f${i}(x: number): number {\n  return x * ${i};\n}\n`.repeat(2),
-      };
-    default:
-      return {
-        role: "assistant",
-        content: `Fixed module ${i}: the multiplier was off by one. Ran the tests: all pass.`,
-      };
-  }
-}
 
 /** One line in the segment format (see packages/segment-store/src/segment-codec.ts): used only to build the big file fast. */
 function encodeLine(seq, record) {

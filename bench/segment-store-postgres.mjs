@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { fmtMs, fmtRatio, importDist, main, median, met, result, ROOT } from "./lib.mjs";
+import { messageRecord as record } from "./segment-records.mjs";
 
 const PACKAGE = join(ROOT, "packages", "segment-store-postgres");
 const requireFromPackage = createRequire(join(PACKAGE, "package.json"));
@@ -25,36 +26,6 @@ const START = {
   sources: [],
   createdAt: "2026-12-01T00:00:00Z",
 };
-
-/** The same mix of messages as benchmark 6. */
-function message(i) {
-  switch (i % 4) {
-    case 0:
-      return {
-        role: "user",
-        content: `Please look at src/module-${i}.ts and fix the failing test; keep the change small.`,
-      };
-    case 1:
-      return {
-        role: "assistant",
-        content: "",
-        toolCalls: [{ id: `call_${i}`, name: "read_file", input: { path: `src/module-${i}.ts` } }],
-      };
-    case 2:
-      return {
-        role: "tool",
-        toolCallId: `call_${i - 1}`,
-        name: "read_file",
-        content: `export function f${i}(x: number): number {\n  return x * ${i};\n}\n`.repeat(2),
-      };
-    default:
-      return {
-        role: "assistant",
-        content: `Fixed module ${i}: the multiplier was off by one. Ran the tests: all pass.`,
-      };
-  }
-}
-const record = (i) => ({ type: "message", message: message(i) });
 
 /** Builds the tests' server launcher (TypeScript) into a temp dir and imports it. */
 async function serverLauncher() {

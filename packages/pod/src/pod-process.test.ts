@@ -1,13 +1,13 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { Worker } from "@insomnia/worker";
 import type { LlmResponse } from "@insomnia/worker";
 import { echoTool, ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
+import { buildPackageForTests } from "../../../test/support/build-package.ts";
 import { Pod } from "./pod.ts";
 import { FileSegmentStore } from "@insomnia/segment-store";
 
@@ -18,29 +18,9 @@ let dir: PodDir;
 
 // The child imports this package built from the current src. It is built into a temp
 // directory under node_modules (dependencies still resolve from there) rather than dist,
-// so a concurrent `lint` of dist never sees it half-written.
+// so a concurrent `lint` of dist never sees it half-written (buildPackageForTests).
 beforeAll(async () => {
-  buildDir = await mkdtemp(join(packageDir, "node_modules", ".pod-test-dist-"));
-  // tsup's own CLI file, run with this node: no dependence on pnpm being on PATH.
-  const tsupManifest = createRequire(join(packageDir, "package.json")).resolve("tsup/package.json");
-  const { bin } = JSON.parse(await readFile(tsupManifest, "utf8")) as { bin: Record<string, string> };
-  await run(
-    process.execPath,
-    [
-      join(dirname(tsupManifest), bin.tsup!),
-      "src/index.ts",
-      "--no-config",
-      "--format",
-      "esm",
-      "--platform",
-      "node",
-      "--target",
-      "node20",
-      "--out-dir",
-      buildDir,
-    ],
-    { cwd: packageDir },
-  );
+  buildDir = await buildPackageForTests(packageDir, "src/index.ts", ".pod-test-dist-");
   dir = await makePodDir(
     'You are a pod in {{cwd}}.\nRendered at {{datetime}} with tools {{join tools ", "}}.\n{{> part}}\n',
     { agentsMd: "Original project rules.\n" },

@@ -1,10 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { describeSegmentStoreConformance } from "@insomnia/segment-store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
-import { start } from "./__fixtures__/stores.ts";
+import { conformancePod, start } from "./__fixtures__/stores.ts";
 import { TransactionPooler } from "./__fixtures__/transaction-pooler.ts";
 import { PostgresSegmentStore } from "./postgres-segment-store.ts";
 
@@ -57,28 +55,7 @@ test("writers_through_the_pooler_lock_fence_and_append_as_directly", async () =>
 
 describeSegmentStoreConformance(
   "PostgresSegmentStore through a transaction-mode pooler",
-  async () => {
-    const { distDir } = inject("pg");
-    const connectionString = pooler.connectionString;
-    const podId = `pooled-conformance-${randomUUID()}`;
-    const stores: PostgresSegmentStore[] = [];
-    const open = async (): Promise<PostgresSegmentStore> => {
-      const store = await PostgresSegmentStore.open({ connectionString, podId });
-      stores.push(store);
-      return store;
-    };
-    return {
-      store: await open(),
-      reopen: open,
-      cleanup: async () => {
-        await Promise.all(stores.map((store) => store.close()));
-      },
-      workerThread: {
-        module: join(import.meta.dirname, "__fixtures__", "store-thread.mjs"),
-        args: { dist: pathToFileURL(join(distDir, "index.js")).href, connectionString, podId },
-      },
-    };
-  },
+  () => conformancePod(pooler.connectionString, inject("pg").distDir, "pooled-conformance"),
   {
     skip: {
       corruptTail: "no torn tail in PostgreSQL (see postgres-segment-store.conformance.test.ts)",

@@ -1,10 +1,7 @@
-import { randomUUID } from "node:crypto";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { describeSegmentStoreConformance } from "@insomnia/segment-store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
-import { PostgresSegmentStore } from "./postgres-segment-store.ts";
+import { conformancePod } from "./__fixtures__/stores.ts";
 
 let admin: pg.Pool;
 beforeAll(() => {
@@ -22,19 +19,9 @@ describeSegmentStoreConformance(
   "PostgresSegmentStore conformance",
   async () => {
     const { connectionString, distDir } = inject("pg");
-    const podId = `conformance-${randomUUID()}`;
-    const stores: PostgresSegmentStore[] = [];
-    const open = async (): Promise<PostgresSegmentStore> => {
-      const store = await PostgresSegmentStore.open({ connectionString, podId });
-      stores.push(store);
-      return store;
-    };
+    const { podId, ...context } = await conformancePod(connectionString, distDir, "conformance");
     return {
-      store: await open(),
-      reopen: open,
-      cleanup: async () => {
-        await Promise.all(stores.map((store) => store.close()));
-      },
+      ...context,
       damage: {
         async corruptMiddle(segmentId, seq) {
           // A row that is JSON but not a record of that place: what a hand edit or another program leaves.
@@ -58,10 +45,6 @@ describeSegmentStoreConformance(
           );
           return rows;
         },
-      },
-      workerThread: {
-        module: join(import.meta.dirname, "__fixtures__", "store-thread.mjs"),
-        args: { dist: pathToFileURL(join(distDir, "index.js")).href, connectionString, podId },
       },
     };
   },

@@ -1,30 +1,19 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { afterAll, expect, test } from "vitest";
-
-const dirs: string[] = [];
-afterAll(async () => {
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+import { expect, test } from "vitest";
+import { runReadmeExample, sourceSpecifier } from "../../../test/support/readme-example.ts";
 
 test("readme_example_runs_and_prints_what_its_comments_say", async () => {
-  const readme = await readFile(join(import.meta.dirname, "..", "README.md"), "utf8");
-  const block = /```ts\n([\s\S]*?)```/.exec(readme)![1]!;
-  const source = block
-    .replace('"@insomnia/worker/testing"', JSON.stringify(pathToFileURL(join(import.meta.dirname, "testing.ts")).href))
-    .replace('"@insomnia/worker"', JSON.stringify(pathToFileURL(join(import.meta.dirname, "index.ts")).href))
-    .replaceAll("console.log(", "(globalThis as unknown as { readmeLog: (...a: unknown[]) => void }).readmeLog(");
+  const { source, logged } = await runReadmeExample(
+    join(import.meta.dirname, ".."),
+    [
+      ['"@insomnia/worker/testing"', sourceSpecifier(join(import.meta.dirname, "testing.ts"))],
+      ['"@insomnia/worker"', sourceSpecifier(join(import.meta.dirname, "index.ts"))],
+    ],
+    tmpdir(),
+  );
   expect(source).not.toContain("@insomnia/worker");
-  const dir = await mkdtemp(join(tmpdir(), "insomnia-worker-readme-"));
-  dirs.push(dir);
-  const file = join(dir, "example.ts");
-  await writeFile(file, source);
-  const lines: string[] = [];
-  (globalThis as unknown as { readmeLog: (...a: unknown[]) => void }).readmeLog = (...args) =>
-    lines.push(args.join(" "));
-  await import(/* @vite-ignore */ pathToFileURL(file).href);
+  const lines = logged.map((args) => args.join(" "));
   expect(lines).toEqual([
     "log: user",
     "log: assistant",

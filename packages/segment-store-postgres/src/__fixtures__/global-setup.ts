@@ -1,12 +1,7 @@
-// vitest globalSetup: one initdb'd template cluster and one running server for the suites;
-// fault tests start their own copies of the template. Everything is stopped and removed in
-// the teardown, which vitest runs after failures too (and the exit hook covers a crash).
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { promisify } from "node:util";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { buildPackageForTests } from "../../../../test/support/build-package.ts";
 import { findPgBinaries, type PgBinaries, PgServer } from "./pg-server.ts";
 
 export interface ProvidedPg {
@@ -19,32 +14,9 @@ export interface ProvidedPg {
 
 const packageDir = join(import.meta.dirname, "..", "..");
 
-/**
- * Builds the package from src for the child processes, into a temp directory under
- * node_modules (so `pg` resolves from there) rather than dist, which lint may be reading.
- */
-async function buildForChildren(): Promise<string> {
-  const out = await mkdtemp(join(packageDir, "node_modules", ".pg-test-dist-"));
-  const tsupManifest = createRequire(join(packageDir, "package.json")).resolve("tsup/package.json");
-  const { bin } = JSON.parse(await readFile(tsupManifest, "utf8")) as { bin: Record<string, string> };
-  await promisify(execFile)(
-    process.execPath,
-    [
-      join(dirname(tsupManifest), bin.tsup ?? ""),
-      "src/index.ts",
-      "--no-config",
-      "--format",
-      "esm",
-      "--platform",
-      "node",
-      "--target",
-      "node20",
-      "--out-dir",
-      out,
-    ],
-    { cwd: packageDir },
-  );
-  return out;
+/** Builds the package from src for the child processes (so `pg` resolves from the output). */
+function buildForChildren(): Promise<string> {
+  return buildPackageForTests(packageDir, "src/index.ts", ".pg-test-dist-");
 }
 
 declare module "vitest" {

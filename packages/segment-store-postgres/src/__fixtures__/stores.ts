@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { inject } from "vitest";
 import { PostgresSegmentStore, type PostgresSegmentStoreOptions } from "../postgres-segment-store.ts";
 import { type SegmentRecord, type SegmentStartRecord, SegmentStoreError } from "@insomnia/segment-store";
@@ -53,5 +55,32 @@ export function message(n: number): SegmentRecord {
   return {
     type: "message",
     message: { role: n % 2 === 0 ? "user" : "assistant", content: `message ${n}: 日本語 🙂\n"q"` },
+  };
+}
+
+/**
+ * The part of a conformance context every PostgreSQL suite shares: a new pod behind
+ * `connectionString`, `reopen` as another process's view (a new store with a new pool over the
+ * same pod), and the worker-thread writer built from `distDir`.
+ */
+export async function conformancePod(connectionString: string, distDir: string, prefix: string) {
+  const podId = `${prefix}-${randomUUID()}`;
+  const stores: PostgresSegmentStore[] = [];
+  const open = async (): Promise<PostgresSegmentStore> => {
+    const store = await PostgresSegmentStore.open({ connectionString, podId });
+    stores.push(store);
+    return store;
+  };
+  return {
+    podId,
+    store: await open(),
+    reopen: open,
+    cleanup: async () => {
+      await Promise.all(stores.map((store) => store.close()));
+    },
+    workerThread: {
+      module: join(import.meta.dirname, "store-thread.mjs"),
+      args: { dist: pathToFileURL(join(distDir, "index.js")).href, connectionString, podId },
+    },
   };
 }

@@ -252,6 +252,9 @@ export function binConfig(outDir: string): Options {
       // comments go to dist/*.LEGAL.txt.
       options.minifyWhitespace = true;
       options.legalComments = "external";
+      // The global `Headers` of every bundle file is FetchHeaders (src/vendor-globals.ts): Node's
+      // loads undici, which costs a `pod run` about as much as starting Node.
+      options.inject = [...(options.inject ?? []), join(HERE, "src", "vendor-globals.ts")];
     },
     async onSuccess() {
       await writeBundleFiles(outDir);

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { cp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { basename, dirname, join } from "node:path";
+import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import { describe, expect, test } from "vitest";
 import { BIN, runPod, useSandbox } from "./__fixtures__/sandbox.ts";
 
@@ -117,11 +118,11 @@ async function binWithout(vendors: readonly string[]): Promise<string> {
   return join(dir, basename(BIN));
 }
 
-function runBin(bin: string, args: readonly string[], env: Record<string, string> = box.env) {
+function runBin(bin: string, args: readonly string[], env: Record<string, string> = box.env, nodeArgs: string[] = []) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolvePromise) => {
     execFile(
       process.execPath,
-      [bin, ...args],
+      [...nodeArgs, bin, ...args],
       { cwd: box.ws, env: { PATH: process.env.PATH ?? "", ...env } },
       (error, stdout, stderr) =>
         resolvePromise({
@@ -188,6 +189,38 @@ describe("start-up cost", () => {
     expect(explain.code).not.toBe(0);
     expect(explain.stderr).toContain("vendor/o200k-base.cjs: ENOENT");
   });
+
+  test("a_manifest_of_plain_key_value_lines_reads_no_yaml_file", async () => {
+    await configured();
+    const bin = await binWithout(["yaml"]);
+    const prompt = await runBin(bin, ["prompt", "--now", "2026-01-02T03:04:05Z"]);
+    expect([prompt.code, prompt.stderr]).toEqual([0, ""]);
+    expect(prompt.stdout).toContain(`Work in ${box.ws}.`);
+    // A number is outside the plain subset: the yaml package reads it.
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n  max_tokens: 1024\n');
+    const other = await runBin(bin, ["check"]);
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toContain("vendor/yaml.cjs: ENOENT");
+  });
+
+  test("pod_run_sends_its_request_without_loading_undici", async () => {
+    const fake = await startFakeProvider(() => ({ text: "hello back" }));
+    try {
+      await box.write(
+        ".insomnia/pod.yaml",
+        `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${fake.baseURL}\n`,
+      );
+      const preload = join(import.meta.dirname, "__fixtures__", "report-undici.cjs");
+      const env = { ...box.env, ANTHROPIC_API_KEY: "test-key" };
+      const run = await runBin(BIN, ["run", "--new", "hello"], env, ["--require", preload]);
+      expect([run.code, run.stdout]).toEqual([0, "hello back\n"]);
+      expect(run.stderr).toContain("undici loaded: false");
+      expect(fake.requests).toHaveLength(1);
+      expect(fake.requests[0]!.headers["x-api-key"]).toBe("test-key");
+    } finally {
+      await fake.close();
+    }
+  });
 });
 
 describe("compile cache", () => {
@@ -203,7 +236,6 @@ describe("compile cache", () => {
       "handlebars_parser_cjs",
       "pod_cjs-prompt",
       "valibot_cjs",
-      "yaml_cjs",
     ]);
     const stats = await Promise.all(written.map((name) => stat(join(cacheDir(), name))));
     expect(stats.map((s) => s.mode & 0o777)).toEqual(written.map(() => 0o600));

@@ -4,6 +4,7 @@ import { didYouMeanSuffix } from "@insomnia/errors";
 import type { ManifestOrigins, PodManifest } from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
+import { httpFetch } from "./http-fetch.ts";
 import type { CliIo } from "./io.ts";
 
 /** An AI SDK language model, as aiSdkClient takes it. */
@@ -122,9 +123,13 @@ export async function apiKey(choice: ProviderChoice, origins: ManifestOrigins, i
   return key;
 }
 
-/** The AI SDK model for the provider block; the provider package is loaded only here. */
+/**
+ * The AI SDK model for the provider block; the provider package is loaded only here. Its
+ * requests go through `httpFetch` (node:http), not the global fetch, whose first use loads
+ * undici: about as long as starting Node.
+ */
 export async function languageModel(choice: ProviderChoice, key: string | undefined): Promise<LanguageModel> {
-  const base = choice.baseURL === undefined ? {} : { baseURL: choice.baseURL };
+  const base = { fetch: httpFetch, ...(choice.baseURL === undefined ? {} : { baseURL: choice.baseURL }) };
   switch (choice.kind) {
     case "anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");
@@ -138,6 +143,7 @@ export async function languageModel(choice: ProviderChoice, key: string | undefi
       const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       return createOpenAICompatible({
         name: "openai-compatible",
+        ...base,
         baseURL: choice.baseURL ?? "",
         ...(key === undefined ? {} : { apiKey: key }),
         includeUsage: true,

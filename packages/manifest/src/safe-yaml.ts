@@ -2,6 +2,7 @@ import type { Document, Node as YamlNode } from "yaml";
 import { MAX_MANIFEST_DEPTH } from "./defaults.ts";
 import { formatKey, pathKey } from "./issue.ts";
 import { yaml } from "./lazy-dependencies.ts";
+import { parseSimpleYaml } from "./simple-yaml.ts";
 import type { Issue, PathSegments } from "./issue.ts";
 
 /** Offsets of a key and its value inside the parsed text. */
@@ -44,11 +45,19 @@ const SKIP = Symbol("skip");
  * directives, merge keys, duplicate or prototype keys. Never throws, never logs.
  */
 export function parseSafeYaml(text: string): SafeYamlResult {
+  // Most files are plain `key: value` lines: read those without loading the yaml package.
+  return parseSimpleYaml(text) ?? parseYamlWithPackage(text);
+}
+
+/** parseSafeYaml through the yaml package, for any text (the simple reader's oracle in tests). */
+export function parseYamlWithPackage(text: string): SafeYamlResult {
   const positions: PositionMap = new Map();
   const issues: Issue[] = [];
   let documents: Document.Parsed[];
+  // Loaded outside the try below: a yaml package that cannot be loaded is not a YAML problem.
+  const { Parser, Composer } = yaml();
   try {
-    const tokens = Array.from(new (yaml().Parser)().parse(text));
+    const tokens = Array.from(new Parser().parse(text));
     issues.push(...scanTokens(tokens));
     // yaml's Composer recurses once per nesting level, and a stack overflow inside V8's
     // regexp compiler aborts the process; so measure the depth on the (iteratively built)
@@ -58,7 +67,7 @@ export function parseSafeYaml(text: string): SafeYamlResult {
       issues.push(tooDeep);
       return { value: undefined, positions, issues };
     }
-    const composer = new (yaml().Composer)(COMPOSE_OPTIONS);
+    const composer = new Composer(COMPOSE_OPTIONS);
     documents = Array.from(composer.compose(tokens));
     if (documents.length === 0) {
       const stream = composer.streamInfo();

@@ -11,6 +11,8 @@ export type CliErrorCode =
   | "NO_API_KEY"
   /** `provider.api_key_file` cannot be read. */
   | "API_KEY_UNREADABLE"
+  /** The workspace's own manifest points `provider.base_url` at another server, where the key would go (nothing is sent). */
+  | "UNTRUSTED_BASE_URL"
   /** `pod resume` or `pod log` with no conversation in the store. */
   | "NO_CONVERSATION";
 
@@ -19,6 +21,7 @@ const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "NO_PROVIDER",
   "NO_API_KEY",
   "API_KEY_UNREADABLE",
+  "UNTRUSTED_BASE_URL",
   "NO_CONVERSATION",
 ]);
 

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { didYouMeanSuffix } from "@insomnia/errors";
-import type { ManifestOrigins, PodManifest } from "@insomnia/manifest";
+import { type ManifestOrigins, PROJECT_MANIFEST_PATH, type PodManifest } from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
 import { httpFetch } from "./http-fetch.ts";
@@ -34,7 +34,49 @@ export interface ProviderChoice {
   apiKeyFile?: string;
 }
 
-/** Checks the manifest's provider block; no block or an unknown kind is a coded error (exit 1). */
+/** Where each provider sends its requests without a base URL: a key may always go there. */
+const DEFAULT_ORIGIN: Record<ProviderKind, string | undefined> = {
+  anthropic: "https://api.anthropic.com",
+  openai: "https://api.openai.com",
+  "openai-compatible": undefined,
+};
+
+/** A host on this machine: a key sent there does not leave it. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * A checkout's `.insomnia/pod.yaml` is not trusted (docs/security.md): it must not decide to
+ * send the user's API key to another server. A `provider.base_url` set there is refused
+ * when a key would go with the requests, unless it is on this machine (a local model
+ * server or a test) or the provider's own API. The user layer, `--manifest FILE` and `--overlay` are the user's own:
+ * their origins are named by absolute path or as overlays, never as the workspace layer.
+ */
+function checkKeyDestination(choice: ProviderChoice, origins: ManifestOrigins): void {
+  const origin = origins["provider.base_url"];
+  if (choice.baseURL === undefined || origin?.file !== PROJECT_MANIFEST_PATH) return;
+  const keyFrom = choice.apiKeyFile !== undefined ? `the key in ${choice.apiKeyFile}` : KEY_VARIABLE[choice.kind];
+  if (keyFrom === undefined) return;
+  let url: URL | undefined;
+  try {
+    url = new URL(choice.baseURL);
+  } catch {
+    url = undefined;
+  }
+  if (url !== undefined && (isLoopback(url.hostname) || url.origin === DEFAULT_ORIGIN[choice.kind])) return;
+  throw new CliError(
+    "UNTRUSTED_BASE_URL",
+    `this workspace's manifest sends the model requests, with ${keyFrom}, to ${choice.baseURL}; a checkout does not choose where your key goes, so nothing was sent. If you trust that server, set provider.base_url in your user manifest (~/.config/insomnia/pod.yaml), or pass --overlay 'provider.base_url = ${choice.baseURL}' or --manifest ${PROJECT_MANIFEST_PATH}`,
+    at(origins, "provider.base_url"),
+  );
+}
+
+/**
+ * Checks the manifest's provider block; no block or an unknown kind is a coded error (exit 1),
+ * and so is a base URL from the checkout's own manifest that would take the key elsewhere.
+ */
 export function providerChoice(
   manifest: PodManifest,
   origins: ManifestOrigins,
@@ -80,12 +122,14 @@ export function providerChoice(
           ? written
           : resolve(layer === undefined ? manifest.pod.pwd : dirname(layer), written);
   }
-  return {
+  const choice: ProviderChoice = {
     kind,
     model: provider.model,
     ...(provider.base_url === undefined ? {} : { baseURL: provider.base_url }),
     ...(apiKeyFile === undefined ? {} : { apiKeyFile }),
   };
+  checkKeyDestination(choice, origins);
+  return choice;
 }
 
 /** The API key: `provider.api_key_file`, else the provider's variable; undefined only where none is needed. */

@@ -292,6 +292,63 @@ describe("providers", () => {
   });
 });
 
+describe("where the key goes", () => {
+  // 0.0.0.0 reaches this machine's listeners on Linux, but it is not a loopback name: it
+  // stands for "another server" here without a test reaching the network.
+  const elsewhere = (server: FakeProvider) => server.baseURL.replace("127.0.0.1", "0.0.0.0");
+
+  test("the_workspace_manifest_cannot_send_the_key_to_another_server", async () => {
+    const server = await serve([{ text: "never" }]);
+    const env = await workspace({ ...server, baseURL: elsewhere(server) } as FakeProvider);
+    const run = await pod(env, "run", "hi");
+    expect([run.code, run.stdout]).toEqual([1, ""]);
+    expect(run.stderr).toMatch(
+      /^pod: \.insomnia\/pod\.yaml:6:13: UNTRUSTED_BASE_URL: this workspace's manifest sends the model requests, with ANTHROPIC_API_KEY, to http:\/\/0\.0\.0\.0:\d+\/v1; a checkout does not choose where your key goes, so nothing was sent\. If you trust that server, set provider\.base_url in your user manifest/,
+    );
+    expect(server.requests).toHaveLength(0);
+    // A key file named by the checkout is refused the same way.
+    const keyFile = await workspace({ ...server, baseURL: elsewhere(server) } as FakeProvider, {
+      kind: "openai-compatible",
+      extra: "  api_key_file: key.txt",
+    });
+    await box.write(".insomnia/key.txt", "local-key\n");
+    const withFile = await pod(keyFile, "run", "hi");
+    expect([withFile.code, withFile.stderr]).toEqual([
+      1,
+      expect.stringContaining(
+        "UNTRUSTED_BASE_URL: this workspace's manifest sends the model requests, with the key in ",
+      ),
+    ]);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test("the_users_own_layers_may_point_anywhere_and_keyless_servers_need_no_trust", async () => {
+    const server = await serve(() => ({ text: "answered" }));
+    const env = await workspace(server);
+    const overlay = await pod(env, "run", "--overlay", `provider.base_url = ${elsewhere(server)}`, "hi");
+    expect([overlay.code, overlay.stdout]).toEqual([0, "answered\n"]);
+    expect(server.requests).toHaveLength(1);
+
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/instruction"\n');
+    await box.write(
+      "insomnia/pod.yaml",
+      `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${elsewhere(server)}\n`,
+      box.xdg,
+    );
+    const user = await pod(env, "run", "hi");
+    expect([user.code, user.stdout, user.stderr]).toEqual([0, "answered\n", expect.any(String)]);
+    expect(server.requests).toHaveLength(2);
+
+    // openai-compatible without a key sends no secret: the workspace may choose its server.
+    const keyless = await workspace({ ...server, baseURL: elsewhere(server) } as FakeProvider, {
+      kind: "openai-compatible",
+    });
+    const local = await pod(keyless, "run", "--new", "hi");
+    expect([local.code, local.stdout]).toEqual([0, "answered\n"]);
+    expect(server.requests).toHaveLength(3);
+  });
+});
+
 describe("failures lose nothing", () => {
   test("no_key_is_a_coded_error_and_nothing_is_sent", async () => {
     const server = await serve([{ text: "never" }]);

@@ -51,8 +51,9 @@ function isLoopback(hostname: string): boolean {
  * A checkout's `.insomnia/pod.yaml` is not trusted (docs/security.md): it must not decide to
  * send the user's API key to another server. A `provider.base_url` set there is refused
  * when a key would go with the requests, unless it is on this machine (a local model
- * server or a test) or the provider's own API. The user layer, `--manifest FILE` and `--overlay` are the user's own:
- * their origins are named by absolute path or as overlays, never as the workspace layer.
+ * server or a test) or the provider's own API. The user layer, `--manifest FILE` and
+ * `--overlay` are the user's own: their origins are named by absolute path or as overlays,
+ * never as the workspace layer.
  */
 function checkKeyDestination(choice: ProviderChoice, origins: ManifestOrigins): void {
   const origin = origins["provider.base_url"];

@@ -52,6 +52,49 @@ describe("PostgresSegmentStore", () => {
     expect(JSON.stringify(records[1])).toBe(JSON.stringify(odd));
   });
 
+  it("quotes_and_backslashes_read_back_verbatim_whatever_standard_conforming_strings_is", async () => {
+    // An append is sent with its values as SQL literals (one simple-protocol Query): nothing in a
+    // record or a pod id may end its literal or change what it reads as.
+    const hostile = [
+      "'",
+      "''",
+      "\\",
+      "\\'",
+      "E'\\x41'",
+      "$$",
+      "'); DROP TABLE insomnia.records; --",
+      "\\u0000",
+      "\\\\n",
+    ];
+    const records: SegmentRecord[] = hostile.map((text) => ({
+      type: "message",
+      message: { role: "user", content: text, [text]: text },
+    }));
+    for (const conforming of ["on", "off"]) {
+      const pool = new pg.Pool({
+        connectionString: sharedConnectionString(),
+        max: 2,
+        options: `-c standard_conforming_strings=${conforming}`,
+      });
+      const store = await PostgresSegmentStore.open({ pool, podId: `it's a \\ pod ${conforming} $$ '; --` });
+      try {
+        const writer = await store.createSegment(start);
+        for (const record of records) await writer.append(record);
+        await writer.close();
+        const read = await store.readSegment(writer.segmentId);
+        expect([conforming, read.records.slice(1)]).toEqual([conforming, records]);
+        const { rows } = await admin.query<{ n: string }>(
+          "SELECT count(*)::text AS n FROM insomnia.records WHERE pod_id = $1 AND segment_no = 1",
+          [store.podId],
+        );
+        expect(rows).toEqual([{ n: String(records.length + 1) }]);
+      } finally {
+        await store.close();
+        await pool.end();
+      }
+    }
+  });
+
   it("pods_do_not_see_each_others_segments", async () => {
     const a = await openTestStore();
     const b = await openTestStore();

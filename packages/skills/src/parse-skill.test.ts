@@ -75,6 +75,28 @@ describe("parseSkill", () => {
     expect(codesAt('---\nname: review\ndescription: "a\\u0000b"\n---\n')).toEqual(["SKILL_BAD_DESCRIPTION@3:14"]);
   });
 
+  test("description_length_counts_code_points_not_utf16_units", () => {
+    expect(parse(`---\nname: review\ndescription: ${"😀".repeat(1024)}\n---\n`).ok).toBe(true);
+    expect(codesAt(`---\nname: review\ndescription: ${"😀".repeat(1025)}\n---\n`)).toEqual([
+      "SKILL_BAD_DESCRIPTION@3:14",
+    ]);
+    // A lone surrogate is one code point, as a string iterator counts it.
+    expect(parse(`---\nname: review\ndescription: "${"x".repeat(1023)}\ud800"\n---\n`).ok).toBe(true);
+  });
+
+  test("frontmatter_closes_at_the_first_line_that_is_only_dashes", () => {
+    const closed = (text: string) => {
+      const result = parse(text);
+      return result.ok ? result.skill.body : result.warnings.map((w) => w.code);
+    };
+    expect(closed("---\nname: review\ndescription: a---b\n---\nbody\n")).toBe("body\n");
+    expect(closed("---\nname: review\ndescription: ok\n----\n--- x\n---x\nbody")).toEqual(["SKILL_NO_FRONTMATTER"]);
+    expect(closed("---\nname: review\ndescription: ok\n--- \t\nbody")).toBe("body");
+    expect(closed("---\nname: review\ndescription: ok\n---")).toBe("");
+    expect(closed("---\nname: review\ndescription: ok\n -- -\n")).toEqual(["SKILL_NO_FRONTMATTER"]);
+    expect(closed("---\n---\nbody")).toEqual(["SKILL_BAD_FRONTMATTER"]);
+  });
+
   test("unsafe_yaml_is_refused_with_its_position", () => {
     expect(codesAt("---\nname: &a review\ndescription: *a\n---\n")).toEqual([
       "SKILL_BAD_FRONTMATTER@2:7",

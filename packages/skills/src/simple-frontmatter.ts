@@ -75,11 +75,10 @@ function scalarOf(source: string): string | undefined {
   return source;
 }
 
-/** No tabs, no control characters, no BOM or line separators: those go to the full parser. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
+const PRINTABLE = /^[^\u0000-\u001f\u007f-\u009f\ufeff\u2028\u2029]+$/;
+
+/** Not empty; no tabs, no control characters, no BOM or line separators: those go to the full parser. */
 function printable(source: string): boolean {
-  for (let i = 0; i < source.length; i++) {
-    const c = source.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0xfeff || c === 0x2028 || c === 0x2029) return false;
-  }
-  return source.length > 0;
+  return PRINTABLE.test(source);
 }

@@ -66,6 +66,22 @@ describe("formatSkillsSection", () => {
     expect(none.text).toBe(`${SKILLS_INTRO}\n\n[Skills listing over its budget of 1 characters: 3 skills left out.]\n`);
   });
 
+  test("shortened_descriptions_are_cut_by_code_points", () => {
+    const emoji = skill("emoji", "😀".repeat(100));
+    const plain = skill("plain", "x".repeat(100));
+    const section = formatSkillsSection([emoji, plain], { budget: 180 });
+    const [cutEmoji, cutPlain] = section.listed;
+    expect(cutEmoji!.shortened && cutPlain!.shortened).toBe(true);
+    // The same cap for both, in code points; no surrogate pair is split.
+    expect(chars(cutEmoji!.description)).toBe(chars(cutPlain!.description));
+    expect(cutEmoji!.description).toBe(`${"😀".repeat(chars(cutEmoji!.description) - 1)}…`);
+    expect(section.characters).toBe(
+      chars(`- emoji: ${cutEmoji!.description} (file: /s/emoji/SKILL.md)\n`) +
+        chars(`- plain: ${cutPlain!.description} (file: /s/plain/SKILL.md)\n`),
+    );
+    expect(section.characters).toBeLessThanOrEqual(180);
+  });
+
   test("budget_cuts_are_fair_and_never_silent", () => {
     const arbSkill = fc.record({
       name: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),

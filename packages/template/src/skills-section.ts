@@ -40,10 +40,20 @@ function oneLine(text: string): string {
   return text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** Code points of `text`: its length, unless it has surrogates (then counted one by one). */
 function codePoints(text: string): number {
+  if (!SURROGATE.test(text)) return text.length;
   let n = 0;
   for (const _ of text) n += 1;
   return n;
+}
+
+/** The first `count` code points of `text`. */
+function firstCodePoints(text: string, count: number): string {
+  if (!SURROGATE.test(text)) return text.slice(0, count);
+  return Array.from(text).slice(0, count).join("");
 }
 
 function compareNames(a: SkillListing, b: SkillListing): number {
@@ -88,10 +98,7 @@ export function formatSkillsSection(skills: readonly SkillListing[], options: { 
 
   const listed: ListedSkill[] = sorted.slice(0, count).map((skill, i) => {
     if ((lengths[i] ?? 0) <= cap) return { ...skill, shortened: false };
-    const cut = `${Array.from(skill.description)
-      .slice(0, cap - 1)
-      .join("")
-      .trimEnd()}${ELLIPSIS}`;
+    const cut = `${firstCodePoints(skill.description, cap - 1).trimEnd()}${ELLIPSIS}`;
     return { ...skill, description: cut, shortened: true };
   });
   const omitted = sorted.slice(count).map((s) => s.name);

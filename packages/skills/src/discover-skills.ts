@@ -302,26 +302,19 @@ function loadCandidate(
   let sha256: string | undefined;
   // The hash is computed when first read (an enumerable getter, so JSON and spreads see it):
   // `pod prompt` never reads it, and hashing is what would load node:crypto.
-  return Object.defineProperties(
-    {
-      name: parsed.skill.name,
-      description: parsed.skill.description,
-      file: read.file,
-      root,
-      rootDir: rules.rootDir,
-      hidden: parsed.skill.hidden,
-      bytes: read.bytes,
-    } as Skill,
-    {
-      sha256: {
-        get: () => {
-          sha256 ??= sha256Hex(text);
-          return sha256;
-        },
-        enumerable: true,
-      },
+  return {
+    name: parsed.skill.name,
+    description: parsed.skill.description,
+    file: read.file,
+    root,
+    rootDir: rules.rootDir,
+    hidden: parsed.skill.hidden,
+    bytes: read.bytes,
+    get sha256() {
+      sha256 ??= sha256Hex(text);
+      return sha256;
     },
-  );
+  };
 }
 
 function insideOf(cwd: string): IsReadable {

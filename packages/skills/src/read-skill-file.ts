@@ -134,7 +134,7 @@ function readSkillFileAt(
     );
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return { text: text.replace(/\r\n?/g, "\n"), file: real, bytes: bytes.length };
+  return { text: text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text, file: real, bytes: bytes.length };
 }
 
 /** /proc/self/fd exists (Linux): an open descriptor tells where it really is. */

@@ -34,10 +34,16 @@ export const MIN_SHORTENED_DESCRIPTION = 32;
 
 const ELLIPSIS = "…";
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to remove them
+const FOLDED = /[\s\u0000-\u001f\u007f-\u009f]+/g;
+// What folding would change: whitespace other than a space, a control character, two spaces in a
+// row, a space at either end.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
+const UNFOLDED = /[^\S ]|[\u0000-\u001f\u007f-\u009f]| {2}|^ | $/;
+
 /** Each field on one line: whitespace and control characters become single spaces, so no field can start a line. */
-function oneLine(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to remove them
-  return text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+export function oneLine(text: string): string {
+  return UNFOLDED.test(text) ? text.replace(FOLDED, " ").trim() : text;
 }
 
 const SURROGATE = /[\ud800-\udfff]/;
@@ -84,7 +90,12 @@ export function formatSkillsSection(skills: readonly SkillListing[], options: { 
   let count = sorted.length;
   let cap = longest;
   if (total(count, longest) > budget) {
-    while (count > 0 && total(count, MIN_SHORTENED_DESCRIPTION) > budget) count--;
+    // Leave skills out, last first, until the rest fit with every description at the floor.
+    let atFloor = total(count, MIN_SHORTENED_DESCRIPTION);
+    while (count > 0 && atFloor > budget) {
+      count--;
+      atFloor -= (overhead[count] ?? 0) + Math.min(lengths[count] ?? 0, MIN_SHORTENED_DESCRIPTION);
+    }
     // The largest common cap that fits: binary search between the floor and the longest.
     let low = MIN_SHORTENED_DESCRIPTION;
     let high = longest;

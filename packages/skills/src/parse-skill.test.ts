@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { isValidSkillName, parseSkill } from "./parse-skill.ts";
+import { isValidSkillName, oneLineDescription, parseSkill } from "./parse-skill.ts";
 
 const file = "/r/review/SKILL.md";
 const parse = (text: string, dirName = "review") => parseSkill(text, { file, dirName });
@@ -20,6 +21,33 @@ describe("parseSkill", () => {
   test("description_is_folded_onto_one_line", () => {
     const result = parse("---\nname: review\ndescription: >\n  Reviews   a\n  change.\n\n  Twice.\n---\n");
     expect(result.ok && result.skill.description).toBe("Reviews a change. Twice.");
+  });
+
+  test("a_description_already_on_one_line_is_kept_as_it_is", () => {
+    // oneLineDescription skips the fold when it would change nothing; it must agree with the fold.
+    const fold = (text: string) => text.replace(/\s+/g, " ").trim();
+    const unit = fc.constantFrom(
+      " ",
+      "  ",
+      "\t",
+      "\n",
+      "\u000b",
+      "\u0085",
+      "\u00a0",
+      "\u2028",
+      "\u3000",
+      "\ufeff",
+      "a",
+      "é",
+      "😀",
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit, maxLength: 12 }), fc.string({ maxLength: 12 })), (text) => {
+        expect(oneLineDescription(text)).toBe(fold(text));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(oneLineDescription("Reviews a change.")).toBe("Reviews a change.");
   });
 
   test("recall_only_and_disabled_skills_are_hidden", () => {

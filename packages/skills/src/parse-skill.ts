@@ -37,9 +37,12 @@ export function isValidSkillName(name: string): boolean {
   return name.length >= 1 && name.length <= MAX_SKILL_NAME_LENGTH && NAME.test(name);
 }
 
+// What folding would change: whitespace other than a space, two spaces in a row, a space at either end.
+const UNFOLDED = /[^\S ]| {2}|^ | $/;
+
 /** A description on one line: trimmed, each run of whitespace one space. */
 export function oneLineDescription(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
+  return UNFOLDED.test(text) ? text.replace(/\s+/g, " ").trim() : text;
 }
 
 /**

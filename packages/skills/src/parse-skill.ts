@@ -37,12 +37,13 @@ export function isValidSkillName(name: string): boolean {
   return name.length >= 1 && name.length <= MAX_SKILL_NAME_LENGTH && NAME.test(name);
 }
 
-// What folding would change: whitespace other than a space, two spaces in a row, a space at either end.
-const UNFOLDED = /[^\S ]| {2}|^ | $/;
+const NOT_A_SPACE = /[^\S ]/;
 
 /** A description on one line: trimmed, each run of whitespace one space. */
 export function oneLineDescription(text: string): string {
-  return UNFOLDED.test(text) ? text.replace(/\s+/g, " ").trim() : text;
+  // Folding changes nothing when the only whitespace is single spaces inside the text.
+  const folded = !NOT_A_SPACE.test(text) && !text.includes("  ") && text.charCodeAt(0) !== 0x20 && !text.endsWith(" ");
+  return folded ? text : text.replace(/\s+/g, " ").trim();
 }
 
 /**

@@ -15,7 +15,8 @@ const NOT_PLAIN_KEYS = new Set(["constructor", "prototype", ...TYPED]);
 export function parseSimpleFrontmatter(text: string): SafeYamlResult | undefined {
   if (text === "" || !text.endsWith("\n")) return undefined;
   const value: Record<string, unknown> = {};
-  const positions: PositionMap = new Map([["", { value: 0 }]]);
+  const positions: PositionMap = new Map();
+  positions.set("", { value: 0 });
   let nested: { key: string; map: Record<string, string> } | undefined;
   let offset = 0;
   const lines = text.slice(0, -1).split("\n");

@@ -36,14 +36,20 @@ const ELLIPSIS = "…";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to remove them
 const FOLDED = /[\s\u0000-\u001f\u007f-\u009f]+/g;
-// What folding would change: whitespace other than a space, a control character, two spaces in a
-// row, a space at either end.
+const NOT_A_SPACE = /[^\S ]/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
-const UNFOLDED = /[^\S ]|[\u0000-\u001f\u007f-\u009f]| {2}|^ | $/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Each field on one line: whitespace and control characters become single spaces, so no field can start a line. */
 export function oneLine(text: string): string {
-  return UNFOLDED.test(text) ? text.replace(FOLDED, " ").trim() : text;
+  // Folding changes nothing when the only whitespace is single spaces inside the text.
+  const folded =
+    !NOT_A_SPACE.test(text) &&
+    !CONTROL.test(text) &&
+    !text.includes("  ") &&
+    text.charCodeAt(0) !== 0x20 &&
+    !text.endsWith(" ");
+  return folded ? text : text.replace(FOLDED, " ").trim();
 }
 
 const SURROGATE = /[\ud800-\udfff]/;

@@ -47,6 +47,22 @@ describe("readUpTo", () => {
   });
 });
 
+describe("one read", () => {
+  test("a_file_that_grows_past_its_hint_is_read_to_its_end", () => {
+    // The hint is the fstat size; the file may have grown since: the buffer grows and the reads go on.
+    const bytes = Buffer.from("x".repeat(5000));
+    for (const hint of [0, 1, 4999, 5000]) {
+      expect(withFile(bytes, (fd) => Buffer.from(readCapped(fd, hint, 10_000) ?? []).equals(bytes))).toBe(true);
+      expect(withFile(bytes, (fd) => readUpTo(fd, hint, 4999).cut)).toBe(true);
+    }
+  });
+
+  test("a_file_that_shrank_below_its_hint_is_what_is_left", () => {
+    const bytes = Buffer.from("short");
+    expect(withFile(bytes, (fd) => readUpTo(fd, 1000, 2000))).toEqual({ bytes, cut: false });
+  });
+});
+
 describe("openedPath", () => {
   test("is_the_real_path_of_the_open_file_on_linux", () => {
     const path = withFile(Buffer.from("x"), (fd) => openedPath(fd));

@@ -1,9 +1,11 @@
 import { readlinkSync, readSync } from "node:fs";
 
 /**
- * Reads an open file to EOF, but never more than `maxBytes + 1` bytes: the first `maxBytes`
- * bytes, and whether the file holds more (`cut`; a file that grew after its `fstat` included).
- * `sizeHint` (the `fstat` size) sizes the first buffer. Positional reads from 0.
+ * Reads an open regular file to its end, but never more than `maxBytes + 1` bytes: the first
+ * `maxBytes` bytes, and whether the file holds more (`cut`; a file that grew after its `fstat`
+ * included). `sizeHint` (the `fstat` size) sizes the first buffer. Positional reads from 0; a
+ * read that gives less than it asked for is the end of a regular file, so a file that is as
+ * big as its hint takes one read.
  */
 export function readUpTo(fd: number, sizeHint: number, maxBytes: number): { bytes: Buffer; cut: boolean } {
   let buffer = Buffer.alloc(Math.min(sizeHint, maxBytes) + 1);
@@ -15,9 +17,10 @@ export function readUpTo(fd: number, sizeHint: number, maxBytes: number): { byte
       buffer.copy(grown, 0, 0, length);
       buffer = grown;
     }
-    const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
-    if (bytesRead === 0) break;
+    const wanted = buffer.length - length;
+    const bytesRead = readSync(fd, buffer, length, wanted, length);
     length += bytesRead;
+    if (bytesRead < wanted) break;
   }
   return length > maxBytes
     ? { bytes: buffer.subarray(0, maxBytes), cut: true }

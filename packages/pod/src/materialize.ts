@@ -180,9 +180,13 @@ export async function materialize(
     sources: [
       ...prepared.template.sources,
       // sha256 stays a getter (read when the sources are recorded, never to print a prompt).
-      ...catalog.skills.map((skill) =>
-        Object.defineProperties({ ref: skillSourceRef(skill.name), file: skill.file } as TemplateSource, {
-          sha256: { get: () => skill.sha256, enumerable: true },
+      ...catalog.skills.map(
+        (skill): TemplateSource => ({
+          ref: skillSourceRef(skill.name),
+          file: skill.file,
+          get sha256() {
+            return skill.sha256;
+          },
         }),
       ),
     ],

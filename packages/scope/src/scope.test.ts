@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { Scope } from "./scope.ts";
+import { pathSegments } from "@insomnia/errors";
+import fc from "fast-check";
+import { resolvedSegments, Scope } from "./scope.ts";
 import type { ScopeConfig } from "./scope-config.ts";
 import { ScopeError } from "./scope-error.ts";
 
@@ -437,5 +439,26 @@ describe("explain resolved", () => {
     expect(scope.explain("repo/src", { resolved: true })).toEqual({ permission: "none" });
     expect(scope.explain(`${root}/repo/../outside`, { resolved: true })).toEqual({ permission: "none" });
     expect(scope.explain(`${root}/repo/./x`, { resolved: true })).toEqual({ permission: "none" });
+  });
+
+  test("resolved_segments_are_the_path_segments_of_a_canonical_path", () => {
+    const segment = fc.oneof(
+      fc.constantFrom("", "a", "repo", "..x", ".x", "x.", "é", " "),
+      fc.string({ maxLength: 6 }),
+    );
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 8 }), fc.boolean(), (parts, trailing) => {
+        const path = `/${parts.join("/")}${trailing ? "/" : ""}`;
+        const written = path.includes("\0") || path.split("/").some((part) => part === "." || part === "..");
+        if (written) expect(() => resolvedSegments(path)).toThrow();
+        else expect(resolvedSegments(path)).toEqual(pathSegments(path));
+      }),
+      { numRuns: 3000 },
+    );
+    const scope = Scope.fromConfig({ allow: [{ target: "repo", permission: "write" }] }, root);
+    const { path: _, ...loose } = scope.explain(`${root}//repo/x/`, { resolved: true });
+    const { path: __, ...clean } = scope.explain(`${root}/repo/x`, { resolved: true });
+    expect(loose).toEqual(clean);
+    expect(clean.permission).toBe("write");
   });
 });

@@ -105,8 +105,13 @@ export class Scope {
     let canonical: string;
     let segments: readonly string[];
     try {
-      canonical = options.resolved === true ? checkResolved(path) : canonicalPath(path, this.base);
-      segments = pathSegments(canonical);
+      if (options.resolved === true) {
+        canonical = path;
+        segments = resolvedSegments(path);
+      } else {
+        canonical = canonicalPath(path, this.base);
+        segments = pathSegments(canonical);
+      }
     } catch {
       return { permission: "none" };
     }
@@ -165,10 +170,20 @@ export class Scope {
   }
 }
 
-function checkResolved(path: string): string {
+/**
+ * The segments of a path given as canonical (`explain`'s `resolved`): absolute, no NUL, no `.`
+ * or `..` segment, or it throws. Such a path needs no normalizing: on POSIX its segments are its
+ * non-empty parts after the root, which is what `pathSegments` would return for it.
+ */
+export function resolvedSegments(path: string): readonly string[] {
   if (typeof path !== "string" || path.includes("\0") || !isAbsolute(path)) throw new Error("not a resolved path");
-  if (path.split(sep).some((segment) => segment === "." || segment === "..")) throw new Error("not a resolved path");
-  return path;
+  const parts = path.split(sep);
+  const segments = ["/"];
+  for (const part of parts) {
+    if (part === "." || part === "..") throw new Error("not a resolved path");
+    if (part !== "") segments.push(part);
+  }
+  return sep === "/" ? segments : pathSegments(path);
 }
 
 function ruleRef(rule: CompiledRule): ScopeRuleRef {

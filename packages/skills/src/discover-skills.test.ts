@@ -110,6 +110,22 @@ describe("discoverSkills", () => {
     expect(codes(catalog).sort()).toEqual(["SKILL_OUTSIDE_ROOT", "SKILL_OUTSIDE_ROOT"]);
   });
 
+  test("a_root_given_unnormalized_names_paths_below_it_as_join_would", () => {
+    tree.write(".insomnia/skills/review/SKILL.md", skillText("review", "Reviews."));
+    tree.write("deep/SKILL.md", skillText("deep", "Outside."), tree.outside);
+    symlinkSync(join(tree.outside, "deep"), join(tree.cwd, ".insomnia/skills/deep"));
+    const normalized = join(tree.cwd, ".insomnia/skills");
+    for (const dir of [
+      `${normalized}/`,
+      `${tree.cwd}/./.insomnia//skills`,
+      `${tree.cwd}/.insomnia/../.insomnia/skills/`,
+    ]) {
+      const catalog = discover({ roots: [{ kind: "workspace", dir, workspace: true }] });
+      expect(catalog.skills.map((s) => s.file)).toEqual([join(normalized, "review/SKILL.md")]);
+      expect(catalog.warnings.map((w) => [w.code, w.file])).toEqual([["SKILL_OUTSIDE_ROOT", join(normalized, "deep")]]);
+    }
+  });
+
   test("symlink_inside_the_root_is_followed_once", () => {
     tree.write(".insomnia/skills/shared/review/SKILL.md", skillText("review", "Shared."));
     symlinkSync(join(tree.cwd, ".insomnia/skills/shared"), join(tree.cwd, ".insomnia/skills/again"));

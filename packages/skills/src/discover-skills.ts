@@ -1,9 +1,9 @@
 import { createRequire } from "node:module";
 import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join, sep } from "node:path";
 import { isSameOrInside, isStrictlyInside } from "@insomnia/errors";
 import { parseSkill } from "./parse-skill.ts";
-import { type IsReadable, MAX_SKILL_FILE_BYTES, readSkillFile } from "./read-skill-file.ts";
+import { type IsReadable, MAX_SKILL_FILE_BYTES, readWalkedSkillFile } from "./read-skill-file.ts";
 import { type SkillRoot, type SkillRootKind, skillRoots } from "./skill-roots.ts";
 import { SkillsError, type SkillWarning, warningOf } from "./skills-error.ts";
 
@@ -71,8 +71,12 @@ export interface DiscoverSkillsOptions {
 }
 
 interface Candidate {
+  /** The directory's name (a skill's name must be it). */
   name: string;
-  dir: string;
+  /** `<dir>/SKILL.md` as the walk reached it. */
+  file: string;
+  /** Where the walk found that file: its directory's real path (strictly inside the root) plus `/SKILL.md`. */
+  real: string;
   /** The lstat of its SKILL.md, taken by the walk (readSkillFile need not take it again). */
   skillFile: Stats;
 }
@@ -153,7 +157,9 @@ function findCandidates(
 ): Candidate[] {
   const found: Candidate[] = [];
   const visited = new Set<string>([rootDir]);
-  let queue: Place[] = [{ path: dir, real: rootDir }];
+  // The root's path is normalized once, as `join` would normalize every path below it: a
+  // child's path is then its parent's plus a name.
+  let queue: Place[] = [{ name: "", path: dir, under: join(dir), real: rootDir }];
   let dirs = 0;
   for (let depth = 1; queue.length > 0; depth++) {
     const next: Place[] = [];
@@ -176,9 +182,11 @@ function findCandidates(
           return found;
         }
         dirs++;
-        const skillFile = skillFileOf(child.path);
-        if (skillFile !== undefined) found.push({ name: basename(child.path), dir: child.path, skillFile });
-        else next.push(child);
+        const file = childPath(child.under, SKILL_FILE);
+        const skillFile = skillFileOf(file);
+        if (skillFile !== undefined) {
+          found.push({ name: child.name, file, real: childPath(child.real, SKILL_FILE), skillFile });
+        } else next.push(child);
       }
     }
     queue = next;
@@ -186,16 +194,29 @@ function findCandidates(
   return found;
 }
 
-/** A directory of the walk: the path it was reached by, and its real path. */
+/** A directory of the walk: its name, the path it was reached by, and its real path. */
 interface Place {
+  readonly name: string;
   readonly path: string;
+  /** `path` normalized: the start of the paths below it (`path` itself, but for a root given as it was configured). */
+  readonly under: string;
   readonly real: string;
 }
 
 /**
+ * `join(dir, name)` for a `dir` that is normalized already (the walk's start, or a path built
+ * by this) and a directory entry's name: never empty, `.` or `..`, and without a separator,
+ * so nothing is left for `join` to normalize.
+ */
+function childPath(dir: string, name: string): string {
+  return dir.endsWith(sep) ? dir + name : dir + sep + name;
+}
+
+/**
  * Subdirectories of `parent` (symlinks followed when their real path stays in the root), sorted
- * by name. A directory that is not a symlink is at its parent's real path plus its name: only a
- * symlink needs realpath and stat.
+ * by name. A directory that is not a symlink is at its parent's real path plus its name, and so
+ * strictly inside the root when its parent is inside it or the root itself (a name is one
+ * segment, never `.` or `..`): only a symlink needs realpath, stat and the containment check.
  */
 function subdirectories(parent: Place, rootDir: string, visited: Set<string>, warnings: SkillWarning[]): Place[] {
   let entries: Dirent[];
@@ -209,14 +230,23 @@ function subdirectories(parent: Place, rootDir: string, visited: Set<string>, wa
     });
     return [];
   }
-  const listed = entries
-    .filter((entry) => !entry.name.startsWith(".") && (entry.isDirectory() || entry.isSymbolicLink()))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Sorted by name, UTF-16 code units (the default sort's order), dot-entries skipped.
+  const names: string[] = [];
+  const links = new Set<string>();
+  for (const entry of entries) {
+    const name = entry.name;
+    if (name.startsWith(".")) continue;
+    if (entry.isSymbolicLink()) links.add(name);
+    else if (!entry.isDirectory()) continue;
+    names.push(name);
+  }
+  names.sort();
   const out: Place[] = [];
-  for (const entry of listed) {
-    const path = join(parent.path, entry.name);
+  for (const name of names) {
+    const path = childPath(parent.under, name);
+    const link = links.size > 0 && links.has(name);
     let real: string;
-    if (!entry.isSymbolicLink()) real = join(parent.real, entry.name);
+    if (!link) real = childPath(parent.real, name);
     else {
       try {
         real = realpathSync.native(path);
@@ -226,7 +256,7 @@ function subdirectories(parent: Place, rootDir: string, visited: Set<string>, wa
       }
     }
     if (visited.has(real)) continue; // a loop, or a second link to a directory already searched
-    if (!isStrictlyInside(rootDir, real)) {
+    if (link && !isStrictlyInside(rootDir, real)) {
       warnings.push({
         code: "SKILL_OUTSIDE_ROOT",
         message: `${path} resolves to ${real}, outside its skills directory ${rootDir}; it was not searched (a skill must stay inside its root)`,
@@ -235,15 +265,15 @@ function subdirectories(parent: Place, rootDir: string, visited: Set<string>, wa
       continue;
     }
     visited.add(real);
-    out.push({ path, real });
+    out.push({ name, path, under: path, real });
   }
   return out;
 }
 
-/** The lstat of `<dir>/SKILL.md`, or undefined when there is none (then the walk goes on below). */
-function skillFileOf(dir: string): Stats | undefined {
+/** The lstat of a directory's SKILL.md, or undefined when there is none (then the walk goes on below). */
+function skillFileOf(file: string): Stats | undefined {
   try {
-    return lstatSync(join(dir, SKILL_FILE), { throwIfNoEntry: false });
+    return lstatSync(file, { throwIfNoEntry: false });
   } catch {
     return undefined;
   }
@@ -255,10 +285,9 @@ function loadCandidate(
   rules: { rootDir: string; isReadable?: IsReadable; maxBytes: number },
   warnings: SkillWarning[],
 ): Skill | undefined {
-  const path = join(candidate.dir, SKILL_FILE);
-  let read: ReturnType<typeof readSkillFile>;
+  let read: ReturnType<typeof readWalkedSkillFile>;
   try {
-    read = readSkillFile(path, rules, candidate.skillFile);
+    read = readWalkedSkillFile(candidate.file, rules, candidate.skillFile, candidate.real);
   } catch (error) {
     if (!SkillsError.is(error)) throw error;
     warnings.push(warningOf(error));
@@ -273,26 +302,19 @@ function loadCandidate(
   let sha256: string | undefined;
   // The hash is computed when first read (an enumerable getter, so JSON and spreads see it):
   // `pod prompt` never reads it, and hashing is what would load node:crypto.
-  return Object.defineProperties(
-    {
-      name: parsed.skill.name,
-      description: parsed.skill.description,
-      file: read.file,
-      root,
-      rootDir: rules.rootDir,
-      hidden: parsed.skill.hidden,
-      bytes: read.bytes,
-    } as Skill,
-    {
-      sha256: {
-        get: () => {
-          sha256 ??= sha256Hex(text);
-          return sha256;
-        },
-        enumerable: true,
-      },
+  return {
+    name: parsed.skill.name,
+    description: parsed.skill.description,
+    file: read.file,
+    root,
+    rootDir: rules.rootDir,
+    hidden: parsed.skill.hidden,
+    bytes: read.bytes,
+    get sha256() {
+      sha256 ??= sha256Hex(text);
+      return sha256;
     },
-  );
+  };
 }
 
 function insideOf(cwd: string): IsReadable {

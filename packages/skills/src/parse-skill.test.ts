@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { isValidSkillName, parseSkill } from "./parse-skill.ts";
+import { isValidSkillName, oneLineDescription, parseSkill } from "./parse-skill.ts";
 
 const file = "/r/review/SKILL.md";
 const parse = (text: string, dirName = "review") => parseSkill(text, { file, dirName });
@@ -20,6 +21,33 @@ describe("parseSkill", () => {
   test("description_is_folded_onto_one_line", () => {
     const result = parse("---\nname: review\ndescription: >\n  Reviews   a\n  change.\n\n  Twice.\n---\n");
     expect(result.ok && result.skill.description).toBe("Reviews a change. Twice.");
+  });
+
+  test("a_description_already_on_one_line_is_kept_as_it_is", () => {
+    // oneLineDescription skips the fold when it would change nothing; it must agree with the fold.
+    const fold = (text: string) => text.replace(/\s+/g, " ").trim();
+    const unit = fc.constantFrom(
+      " ",
+      "  ",
+      "\t",
+      "\n",
+      "\u000b",
+      "\u0085",
+      "\u00a0",
+      "\u2028",
+      "\u3000",
+      "\ufeff",
+      "a",
+      "é",
+      "😀",
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit, maxLength: 12 }), fc.string({ maxLength: 12 })), (text) => {
+        expect(oneLineDescription(text)).toBe(fold(text));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(oneLineDescription("Reviews a change.")).toBe("Reviews a change.");
   });
 
   test("recall_only_and_disabled_skills_are_hidden", () => {
@@ -73,6 +101,28 @@ describe("parseSkill", () => {
     ]);
     expect(parse(`---\nname: review\ndescription: ${"é".repeat(1024)}\n---\n`).ok).toBe(true);
     expect(codesAt('---\nname: review\ndescription: "a\\u0000b"\n---\n')).toEqual(["SKILL_BAD_DESCRIPTION@3:14"]);
+  });
+
+  test("description_length_counts_code_points_not_utf16_units", () => {
+    expect(parse(`---\nname: review\ndescription: ${"😀".repeat(1024)}\n---\n`).ok).toBe(true);
+    expect(codesAt(`---\nname: review\ndescription: ${"😀".repeat(1025)}\n---\n`)).toEqual([
+      "SKILL_BAD_DESCRIPTION@3:14",
+    ]);
+    // A lone surrogate is one code point, as a string iterator counts it.
+    expect(parse(`---\nname: review\ndescription: "${"x".repeat(1023)}\ud800"\n---\n`).ok).toBe(true);
+  });
+
+  test("frontmatter_closes_at_the_first_line_that_is_only_dashes", () => {
+    const closed = (text: string) => {
+      const result = parse(text);
+      return result.ok ? result.skill.body : result.warnings.map((w) => w.code);
+    };
+    expect(closed("---\nname: review\ndescription: a---b\n---\nbody\n")).toBe("body\n");
+    expect(closed("---\nname: review\ndescription: ok\n----\n--- x\n---x\nbody")).toEqual(["SKILL_NO_FRONTMATTER"]);
+    expect(closed("---\nname: review\ndescription: ok\n--- \t\nbody")).toBe("body");
+    expect(closed("---\nname: review\ndescription: ok\n---")).toBe("");
+    expect(closed("---\nname: review\ndescription: ok\n -- -\n")).toEqual(["SKILL_NO_FRONTMATTER"]);
+    expect(closed("---\n---\nbody")).toEqual(["SKILL_BAD_FRONTMATTER"]);
   });
 
   test("unsafe_yaml_is_refused_with_its_position", () => {

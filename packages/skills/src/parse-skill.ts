@@ -37,9 +37,13 @@ export function isValidSkillName(name: string): boolean {
   return name.length >= 1 && name.length <= MAX_SKILL_NAME_LENGTH && NAME.test(name);
 }
 
+const NOT_A_SPACE = /[^\S ]/;
+
 /** A description on one line: trimmed, each run of whitespace one space. */
 export function oneLineDescription(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
+  // Folding changes nothing when the only whitespace is single spaces inside the text.
+  const folded = !NOT_A_SPACE.test(text) && !text.includes("  ") && text.charCodeAt(0) !== 0x20 && !text.endsWith(" ");
+  return folded ? text : text.replace(/\s+/g, " ").trim();
 }
 
 /**
@@ -72,19 +76,17 @@ export function parseSkill(text: string, options: { file: string; dirName: strin
       ],
     };
   }
-  // Find the closing delimiter line.
+  // Find the closing delimiter line: only a line that starts with `---` can be one.
   let yamlEnd = -1;
   let bodyStart = text.length;
-  for (let start = firstEnd + 1; firstEnd !== -1 && start <= text.length; ) {
+  for (let at = firstEnd === -1 ? -1 : text.indexOf("\n---", firstEnd); at !== -1; at = text.indexOf("\n---", at + 1)) {
+    const start = at + 1;
     const end = text.indexOf("\n", start);
-    const line = end === -1 ? text.slice(start) : text.slice(start, end);
-    if (DELIMITER.test(line)) {
+    if (DELIMITER.test(end === -1 ? text.slice(start) : text.slice(start, end))) {
       yamlEnd = start;
       bodyStart = end === -1 ? text.length : end + 1;
       break;
     }
-    if (end === -1) break;
-    start = end + 1;
   }
   if (yamlEnd === -1) {
     return {
@@ -239,7 +241,11 @@ function safeName(dirName: string): string {
   return isValidSkillName(dirName) ? dirName : "<name>";
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** Code points of `text`: its length, unless it has surrogates (then counted one by one). */
 function codePointLength(text: string): number {
+  if (!SURROGATE.test(text)) return text.length;
   let n = 0;
   for (const _ of text) n += 1;
   return n;

@@ -46,6 +46,25 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  * {@link SkillsError} naming the file. `lstat`: the file's lstat if the caller just took it.
  */
 export function readSkillFile(file: string, rules: SkillFileRules, lstat?: Stats): SkillFile {
+  return readSkillFileAt(file, rules, lstat, undefined);
+}
+
+/**
+ * {@link readSkillFile} of a SKILL.md the walk of discoverSkills found: `lstat` is its lstat,
+ * `walkedReal` its directory's real path as the walk built it (strictly inside the root) plus
+ * `/SKILL.md`. When the open descriptor is at that very path, the file is inside the root
+ * already; the readable check (and every other) still applies.
+ */
+export function readWalkedSkillFile(file: string, rules: SkillFileRules, lstat: Stats, walkedReal: string): SkillFile {
+  return readSkillFileAt(file, rules, lstat, walkedReal);
+}
+
+function readSkillFileAt(
+  file: string,
+  rules: SkillFileRules,
+  lstat: Stats | undefined,
+  walkedReal: string | undefined,
+): SkillFile {
   const maxBytes = rules.maxBytes ?? MAX_SKILL_FILE_BYTES;
   const place = placeBeforeOpen(file, rules, lstat);
   const { before } = place;
@@ -77,8 +96,8 @@ export function readSkillFile(file: string, rules: SkillFileRules, lstat?: Stats
     // Where the descriptor really is, checked before a byte is read: the one place check of a
     // file taken at its path (placeBeforeOpen), a second one after realpath.
     const opened = openedPath(fd);
-    if (!place.checked) checkPlace(file, opened ?? realpathSync.native(file), rules);
-    else if (opened !== undefined && opened !== real) checkPlace(file, opened, rules);
+    if (!place.checked) checkPlace(file, opened ?? realpathSync.native(file), rules, walkedReal);
+    else if (opened !== undefined && opened !== real) checkPlace(file, opened, rules, undefined);
     if (opened !== undefined) real = opened;
     const read = readCapped(fd, after.size, maxBytes);
     if (read === undefined) throw tooLarge(real, undefined, maxBytes);
@@ -115,7 +134,7 @@ export function readSkillFile(file: string, rules: SkillFileRules, lstat?: Stats
     );
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return { text: text.replace(/\r\n?/g, "\n"), file: real, bytes: bytes.length };
+  return { text: text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text, file: real, bytes: bytes.length };
 }
 
 /** /proc/self/fd exists (Linux): an open descriptor tells where it really is. */
@@ -148,7 +167,7 @@ function placeBeforeOpen(
   } catch (cause) {
     throw new SkillsError("SKILL_UNREADABLE", `cannot resolve ${file} (${errnoText(cause)})`, { file, cause });
   }
-  checkPlace(file, real, rules);
+  checkPlace(file, real, rules, undefined);
   try {
     return { real, before: statSync(real), checked: true };
   } catch (cause) {
@@ -156,9 +175,13 @@ function placeBeforeOpen(
   }
 }
 
-/** The real path must be strictly inside the root and, for a workspace root, readable by the pod. */
-function checkPlace(file: string, real: string, rules: SkillFileRules): void {
-  if (!isStrictlyInside(rules.rootDir, real)) {
+/**
+ * The real path must be strictly inside the root and, for a workspace root, readable by the
+ * pod. `inRoot`: a path known to be strictly inside the root (the walk's), which needs no
+ * containment check when the real path is that path.
+ */
+function checkPlace(file: string, real: string, rules: SkillFileRules, inRoot: string | undefined): void {
+  if (real !== inRoot && !isStrictlyInside(rules.rootDir, real)) {
     throw new SkillsError(
       "SKILL_OUTSIDE_ROOT",
       `${file} resolves to ${real}, outside its skills directory ${rules.rootDir}; a skill must stay inside its root (check symlinks)`,

@@ -15,7 +15,8 @@ const NOT_PLAIN_KEYS = new Set(["constructor", "prototype", ...TYPED]);
 export function parseSimpleFrontmatter(text: string): SafeYamlResult | undefined {
   if (text === "" || !text.endsWith("\n")) return undefined;
   const value: Record<string, unknown> = {};
-  const positions: PositionMap = new Map([["", { value: 0 }]]);
+  const positions: PositionMap = new Map();
+  positions.set("", { value: 0 });
   let nested: { key: string; map: Record<string, string> } | undefined;
   let offset = 0;
   const lines = text.slice(0, -1).split("\n");
@@ -75,11 +76,10 @@ function scalarOf(source: string): string | undefined {
   return source;
 }
 
-/** No tabs, no control characters, no BOM or line separators: those go to the full parser. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
+const PRINTABLE = /^[^\u0000-\u001f\u007f-\u009f\ufeff\u2028\u2029]+$/;
+
+/** Not empty; no tabs, no control characters, no BOM or line separators: those go to the full parser. */
 function printable(source: string): boolean {
-  for (let i = 0; i < source.length; i++) {
-    const c = source.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0xfeff || c === 0x2028 || c === 0x2029) return false;
-  }
-  return source.length > 0;
+  return PRINTABLE.test(source);
 }

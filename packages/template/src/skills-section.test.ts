@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { formatSkillsSection, MIN_SHORTENED_DESCRIPTION, SKILLS_INTRO } from "./skills-section.ts";
+import { formatSkillsSection, MIN_SHORTENED_DESCRIPTION, oneLine, SKILLS_INTRO } from "./skills-section.ts";
 import { assembleSystemPrompt } from "./trailing-section.ts";
 
 const skill = (name: string, description = `Does ${name}.`) => ({ name, description, file: `/s/${name}/SKILL.md` });
@@ -64,6 +64,55 @@ describe("formatSkillsSection", () => {
     const none = formatSkillsSection(skills, { budget: 1 });
     expect(none.listed).toEqual([]);
     expect(none.text).toBe(`${SKILLS_INTRO}\n\n[Skills listing over its budget of 1 characters: 3 skills left out.]\n`);
+  });
+
+  test("shortened_descriptions_are_cut_by_code_points", () => {
+    const emoji = skill("emoji", "😀".repeat(100));
+    const plain = skill("plain", "x".repeat(100));
+    const section = formatSkillsSection([emoji, plain], { budget: 180 });
+    const [cutEmoji, cutPlain] = section.listed;
+    expect(cutEmoji!.shortened && cutPlain!.shortened).toBe(true);
+    // The same cap for both, in code points; no surrogate pair is split.
+    expect(chars(cutEmoji!.description)).toBe(chars(cutPlain!.description));
+    expect(cutEmoji!.description).toBe(`${"😀".repeat(chars(cutEmoji!.description) - 1)}…`);
+    expect(section.characters).toBe(
+      chars(`- emoji: ${cutEmoji!.description} (file: /s/emoji/SKILL.md)\n`) +
+        chars(`- plain: ${cutPlain!.description} (file: /s/plain/SKILL.md)\n`),
+    );
+    expect(section.characters).toBeLessThanOrEqual(180);
+  });
+
+  test("fields_already_on_one_line_are_kept_as_they_are", () => {
+    // oneLine skips the fold when it would change nothing; it must agree with the fold everywhere.
+    const fold = (text: string) => text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+    const unit = fc.constantFrom(
+      " ",
+      "  ",
+      "\t",
+      "\n",
+      "\r",
+      "\u000b",
+      "\u001f",
+      "\u007f",
+      "\u0085",
+      "\u009f",
+      "\u00a0",
+      "\u2028",
+      "\u3000",
+      "\ufeff",
+      "a",
+      "é",
+      "😀",
+      "-",
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit, maxLength: 12 }), fc.string({ maxLength: 12 })), (text) => {
+        expect(oneLine(text)).toBe(fold(text));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(oneLine("Does a thing, well.")).toBe("Does a thing, well.");
+    expect(oneLine(" a  b\u00a0c ")).toBe("a b c");
   });
 
   test("budget_cuts_are_fair_and_never_silent", () => {

@@ -34,16 +34,38 @@ export const MIN_SHORTENED_DESCRIPTION = 32;
 
 const ELLIPSIS = "…";
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to remove them
+const FOLDED = /[\s\u0000-\u001f\u007f-\u009f]+/g;
+const NOT_A_SPACE = /[^\S ]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** Each field on one line: whitespace and control characters become single spaces, so no field can start a line. */
-function oneLine(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to remove them
-  return text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+export function oneLine(text: string): string {
+  // Folding changes nothing when the only whitespace is single spaces inside the text.
+  const folded =
+    !NOT_A_SPACE.test(text) &&
+    !CONTROL.test(text) &&
+    !text.includes("  ") &&
+    text.charCodeAt(0) !== 0x20 &&
+    !text.endsWith(" ");
+  return folded ? text : text.replace(FOLDED, " ").trim();
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** Code points of `text`: its length, unless it has surrogates (then counted one by one). */
 function codePoints(text: string): number {
+  if (!SURROGATE.test(text)) return text.length;
   let n = 0;
   for (const _ of text) n += 1;
   return n;
+}
+
+/** The first `count` code points of `text`. */
+function firstCodePoints(text: string, count: number): string {
+  if (!SURROGATE.test(text)) return text.slice(0, count);
+  return Array.from(text).slice(0, count).join("");
 }
 
 function compareNames(a: SkillListing, b: SkillListing): number {
@@ -74,7 +96,12 @@ export function formatSkillsSection(skills: readonly SkillListing[], options: { 
   let count = sorted.length;
   let cap = longest;
   if (total(count, longest) > budget) {
-    while (count > 0 && total(count, MIN_SHORTENED_DESCRIPTION) > budget) count--;
+    // Leave skills out, last first, until the rest fit with every description at the floor.
+    let atFloor = total(count, MIN_SHORTENED_DESCRIPTION);
+    while (count > 0 && atFloor > budget) {
+      count--;
+      atFloor -= (overhead[count] ?? 0) + Math.min(lengths[count] ?? 0, MIN_SHORTENED_DESCRIPTION);
+    }
     // The largest common cap that fits: binary search between the floor and the longest.
     let low = MIN_SHORTENED_DESCRIPTION;
     let high = longest;
@@ -88,10 +115,7 @@ export function formatSkillsSection(skills: readonly SkillListing[], options: { 
 
   const listed: ListedSkill[] = sorted.slice(0, count).map((skill, i) => {
     if ((lengths[i] ?? 0) <= cap) return { ...skill, shortened: false };
-    const cut = `${Array.from(skill.description)
-      .slice(0, cap - 1)
-      .join("")
-      .trimEnd()}${ELLIPSIS}`;
+    const cut = `${firstCodePoints(skill.description, cap - 1).trimEnd()}${ELLIPSIS}`;
     return { ...skill, description: cut, shortened: true };
   });
   const omitted = sorted.slice(count).map((s) => s.name);

@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { Pool } from "pg";
+import pg, { type Pool } from "pg";
 
 /** What a store and its writers share: the pool, the pod, the settings and the SQL text. */
 export interface StoreContext {
@@ -46,13 +46,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * `text` as an SQL string literal that reads back as `text` whatever `standard_conforming_strings`
- * is: quotes doubled, and, when it holds a backslash, the escape-string form (`E'…'`) with
- * backslashes doubled too. `text` must not hold NUL (a pod id never does; JSON text escapes it).
+ * is: pg's own `escapeLiteral` (quotes doubled, and, when it holds a backslash, the
+ * escape-string form `E'…'` with backslashes doubled too). `text` must not hold NUL, which no
+ * PostgreSQL text can (a pod id never does; JSON text escapes it).
  */
 export function sqlLiteral(text: string): string {
   if (text.includes("\u0000")) throw new TypeError("an SQL literal cannot hold NUL");
-  const quoted = text.replaceAll("'", "''");
-  return text.includes("\\") ? `E'${quoted.replaceAll("\\", "\\\\")}'` : `'${quoted}'`;
+  return pg.escapeLiteral(text);
 }
 
 function segmentInteger(segmentNo: string): string {

@@ -46,6 +46,17 @@ describe("FdOutputStream", () => {
     expect(out.isTTY).toBe(false);
   });
 
+  test("only_a_terminal_is_a_tty_and_a_pipe_is_answered_without_node_tty", async () => {
+    const { child, fd } = await pipeToChild("process.stdin.resume()");
+    expect(new FdOutputStream(fd, unused).isTTY).toBe(false);
+    child.kill();
+    child.stdin?.destroy();
+    // /dev/null is a character device that is not a terminal: node:tty answers that one.
+    const devNull = openSync("/dev/null", "w");
+    expect(new FdOutputStream(devNull, unused).isTTY).toBe(false);
+    closeSync(devNull);
+  });
+
   test("a_reader_that_went_away_ends_the_output_quietly", async () => {
     const { child, fd } = await pipeToChild('require("node:fs").closeSync(0)');
     const out = new FdOutputStream(fd, unused);

@@ -1,4 +1,4 @@
-import { writeSync } from "node:fs";
+import { fstatSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { OutputStream } from "./output.ts";
 
@@ -14,6 +14,14 @@ import type { OutputStream } from "./output.ts";
  * - A reader that went away (EPIPE: `pod prompt | head -1`) ends the output: later writes are
  *   dropped, as a shell tool does, instead of failing the command.
  */
+function isCharacterDevice(fd: number): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice();
+  } catch {
+    return false;
+  }
+}
+
 /** Where output goes once the descriptor refuses a write: `process.stdout` or `process.stderr`. */
 export interface FallbackStream {
   write(chunk: string | Uint8Array): unknown;
@@ -30,9 +38,15 @@ export class FdOutputStream implements OutputStream {
     this.#fallback = fallback;
   }
 
-  /** Asked only to pick colours; node:tty (which loads Node's network modules) is loaded then. */
+  /**
+   * Asked only to pick colours. A terminal is a character device, so a pipe or a file is
+   * answered from `fstat`; only a character device (a terminal, or /dev/null) asks node:tty,
+   * which loads Node's network modules.
+   */
   get isTTY(): boolean {
-    this.#tty ??= (createRequire(import.meta.url)("node:tty") as typeof import("node:tty")).isatty(this.#fd);
+    this.#tty ??= isCharacterDevice(this.#fd)
+      ? (createRequire(import.meta.url)("node:tty") as typeof import("node:tty")).isatty(this.#fd)
+      : false;
     return this.#tty;
   }
 

@@ -32,7 +32,8 @@ export function parseSimpleYaml(text: string): SafeYamlResult | undefined {
   }
   if (lines.length === 0) return undefined;
   // The root mapping starts at its first key.
-  const positions: PositionMap = new Map([["", { value: lines[0]!.start }]]);
+  const positions: PositionMap = new Map();
+  positions.set("", { value: lines[0]!.start });
   let nested: { key: string; map: Record<string, string> } | undefined;
   for (let i = 0; i < lines.length; i++) {
     const { line, start } = lines[i]!;
@@ -89,11 +90,10 @@ function scalarOf(source: string): string | undefined {
   return source;
 }
 
-/** No tabs, no control characters, no BOM or line separators: those go to the full reader. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
+const PRINTABLE = /^[^\u0000-\u001f\u007f-\u009f\ufeff\u2028\u2029]+$/;
+
+/** Not empty; no tabs, no control characters, no BOM or line separators: those go to the full reader. */
 function printable(source: string): boolean {
-  for (let i = 0; i < source.length; i++) {
-    const c = source.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0xfeff || c === 0x2028 || c === 0x2029) return false;
-  }
-  return source.length > 0;
+  return PRINTABLE.test(source);
 }

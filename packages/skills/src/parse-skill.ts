@@ -1,5 +1,4 @@
 import { lineColumn, parseSafeYaml } from "@insomnia/manifest";
-import { parseSimpleFrontmatter } from "./simple-frontmatter.ts";
 import type { SkillsErrorCode, SkillWarning } from "./skills-error.ts";
 
 /** Longest `name` the Agent Skills format allows. */
@@ -110,7 +109,7 @@ export function parseSkill(text: string, options: { file: string; dirName: strin
     return [line + 1, column];
   };
   // Most frontmatter is a few `key: value` lines: read those without loading the yaml package.
-  const parsed = parseSimpleFrontmatter(yamlText) ?? parseSafeYaml(yamlText);
+  const parsed = parseSafeYaml(yamlText);
   if (parsed.issues.length > 0) {
     return {
       ok: false,

@@ -13,6 +13,8 @@ export type CliErrorCode =
   | "API_KEY_UNREADABLE"
   /** The workspace's own manifest points `provider.base_url` at another server, where the key would go (nothing is sent). */
   | "UNTRUSTED_BASE_URL"
+  /** The workspace's own manifest names an API key file outside the workspace (nothing is read or sent). */
+  | "UNTRUSTED_KEY_FILE"
   /** `pod resume` or `pod log` with no conversation in the store. */
   | "NO_CONVERSATION";
 
@@ -22,6 +24,7 @@ const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "NO_API_KEY",
   "API_KEY_UNREADABLE",
   "UNTRUSTED_BASE_URL",
+  "UNTRUSTED_KEY_FILE",
   "NO_CONVERSATION",
 ]);
 

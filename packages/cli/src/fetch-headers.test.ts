@@ -60,6 +60,7 @@ describe("FetchHeaders", () => {
       ["ok", "a\r\nInjected: yes"],
       ["ok", "a\nb"],
       ["ok", "nul\0"],
+      ["ok", "not a byte \u2019"],
     ];
     for (const [name, value] of bad) {
       expect(() => new Headers([[name, value]]), `${name}: ${value}`).toThrow(TypeError);

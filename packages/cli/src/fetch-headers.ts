@@ -14,7 +14,9 @@
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Leading and trailing HTTP whitespace: tab, LF, CR, space.
 const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
-const FORBIDDEN_IN_VALUE = /[\0\r\n]/;
+// CR, LF and NUL (header injection), and anything that is not a byte (a header value is a
+// ByteString: the platform's Headers refuses U+0100 and above too).
+const FORBIDDEN_IN_VALUE = /[\0\r\n\u0100-\uffff]/;
 
 function headerName(name: unknown): string {
   const text = String(name);
@@ -25,7 +27,9 @@ function headerName(name: unknown): string {
 function headerValue(name: string, value: unknown): string {
   const text = String(value).replace(EDGE_WHITESPACE, "");
   if (FORBIDDEN_IN_VALUE.test(text)) {
-    throw new TypeError(`Headers: invalid value for header ${JSON.stringify(name)} (CR, LF and NUL are not allowed)`);
+    throw new TypeError(
+      `Headers: invalid value for header ${JSON.stringify(name)} (CR, LF, NUL and characters above U+00FF are not allowed)`,
+    );
   }
   return text;
 }

@@ -136,6 +136,18 @@ describe("httpFetch", () => {
     expect(server.seen).toEqual([]);
   });
 
+  test("an_abort_right_after_the_call_sends_nothing", async () => {
+    const server = await serve((_seen, res) => json(res, 200, {}));
+    const controller = new AbortController();
+    const call = httpFetch(`${server.base}/`, { method: "POST", body: "x", signal: controller.signal });
+    controller.abort(new DOMException("at once", "AbortError"));
+    const error = await rejection(call);
+    expect([error.name, error.message]).toEqual(["AbortError", "at once"]);
+    // Give a request that slipped out time to arrive: there is none.
+    await (await httpFetch(`${server.base}/after`)).text();
+    expect(server.seen.map((seen) => seen.url)).toEqual(["/after"]);
+  });
+
   test("an_abort_while_waiting_for_the_answer_rejects_with_the_reason", async () => {
     const controller = new AbortController();
     const server = await serve(() => controller.abort());
@@ -230,6 +242,22 @@ describe("httpFetch", () => {
     expect(error.message).toBe("fetch failed");
     expect(error.cause?.message).toContain("redirected to another server");
     expect(elsewhere.seen).toEqual([]);
+  });
+
+  test("headers_arrive_as_given_and_a_value_node_refuses_is_not_a_network_error", async () => {
+    const server = await serve((_seen, res) => json(res, 200, {}));
+    await (await httpFetch(`${server.base}/`, { headers: { constructor: "v", toString: "w" } })).text();
+    expect([server.seen[0]!.headers.constructor, server.seen[0]!.headers.tostring]).toEqual(["v", "w"]);
+    const error = await rejection(httpFetch(`${server.base}/`, { headers: { "x-api-key": "key\u0001" } }));
+    expect([error.name, error.message === "fetch failed"]).toEqual(["TypeError", false]);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  test("a_url_with_credentials_is_refused_as_fetch_does", async () => {
+    const server = await serve((_seen, res) => json(res, 200, {}));
+    const error = await rejection(httpFetch(server.base.replace("http://", "http://user:secret@")));
+    expect(error.message).toContain("credentials");
+    expect(server.seen).toEqual([]);
   });
 
   test("bad_input_is_refused_before_anything_is_sent", async () => {

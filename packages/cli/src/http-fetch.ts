@@ -23,7 +23,9 @@ import { FetchHeaders, type FetchHeadersInit } from "./fetch-headers.ts";
  *   server. `redirect: "manual"` returns the redirect, `"error"` fails on it.
  *
  * It sends no Accept-Encoding, so answers come uncompressed; one that is compressed anyway
- * (gzip, deflate, br) is decoded.
+ * (gzip, deflate, br) is decoded. A URL with credentials in it is refused, as fetch does. A
+ * caller must read or cancel every answer's body: an unread one keeps its connection, and
+ * so the process, open until the server closes it (the providers always read them).
  */
 
 /** `fetch`'s signature; a `Request` as input is refused (the providers pass URLs). */
@@ -55,9 +57,10 @@ function requestBody(body: RequestInit["body"]): Buffer | undefined {
 }
 
 function requestHeaders(init: RequestInit["headers"], body: Buffer | undefined): Record<string, string> {
-  const headers: Record<string, string> = {};
+  // FetchHeaders gives each name once (set-cookie aside, which a request does not send).
+  const headers: Record<string, string> = Object.create(null);
   for (const [name, value] of new FetchHeaders(init as FetchHeadersInit | undefined)) {
-    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   headers.accept ??= "*/*";
   if (body !== undefined) headers["content-length"] = String(body.length);
@@ -76,9 +79,11 @@ function abortReason(signal: AbortSignal): unknown {
 }
 
 /** The answer's body, decompressed when the server compressed it anyway. */
-async function decodedBody(message: IncomingMessage): Promise<Readable> {
+async function decodedBody(message: IncomingMessage, method: string): Promise<Readable> {
   const encoding = (message.headers["content-encoding"] ?? "").trim().toLowerCase();
   if (encoding === "" || encoding === "identity") return message;
+  // These answers have no body to decode, whatever they say it is encoded with.
+  if (method === "HEAD" || message.statusCode === 204 || message.statusCode === 304) return message;
   const zlib = await import("node:zlib");
   const decoder =
     encoding === "gzip" || encoding === "x-gzip"
@@ -197,12 +202,19 @@ interface Hop {
 async function send(hop: Hop, signal: AbortSignal | undefined, idleTimeoutMs: number): Promise<IncomingMessage> {
   const transport = hop.url.protocol === "https:" ? await import("node:https") : await import("node:http");
   return new Promise<IncomingMessage>((resolve, reject) => {
+    // Aborted while node:http was loading (or between redirects): nothing is sent.
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
     const options: RequestOptions = { method: hop.method, headers: hop.headers };
     let request: ClientRequest;
     try {
       request = transport.request(hop.url, options);
     } catch (error) {
-      reject(fetchFailed(error));
+      // A header Node refuses (ERR_INVALID_CHAR) is the caller's mistake, not the network's:
+      // thrown as it is, so no one retries it.
+      reject(error);
       return;
     }
     let answered: IncomingMessage | undefined;
@@ -262,6 +274,9 @@ export function createHttpFetch(options: HttpFetchOptions = {}): HttpFetch {
     } catch (cause) {
       throw new TypeError(`Invalid URL: ${String(input)}`, { cause });
     }
+    if (url.username !== "" || url.password !== "") {
+      throw new TypeError("Request cannot be constructed from a URL that includes credentials");
+    }
     if (url.protocol !== "http:" && url.protocol !== "https:") {
       throw fetchFailed(new Error(`${url.protocol} URLs are not fetched; use http: or https:`));
     }
@@ -277,13 +292,18 @@ export function createHttpFetch(options: HttpFetchOptions = {}): HttpFetch {
       const location = message.headers.location;
       if (!REDIRECTS.has(message.statusCode ?? 0) || location === undefined || init.redirect === "manual") {
         const at = { url: hop.url.href, redirected: redirects > 0, ...(signal === undefined ? {} : { signal }) };
-        return new HttpResponse(message, await decodedBody(message), at) as unknown as Response;
+        return new HttpResponse(message, await decodedBody(message, hop.method), at) as unknown as Response;
       }
       message.resume();
       if (init.redirect === "error")
         throw fetchFailed(new Error(`redirected to ${location}, and redirects are refused`));
       if (redirects === MAX_REDIRECTS) throw fetchFailed(new Error(`more than ${MAX_REDIRECTS} redirects`));
-      const next = new URL(location, hop.url);
+      let next: URL;
+      try {
+        next = new URL(location, hop.url);
+      } catch (cause) {
+        throw fetchFailed(new Error(`redirected to ${JSON.stringify(location)}, which is not a URL`, { cause }));
+      }
       if (next.origin !== hop.url.origin) {
         throw fetchFailed(
           new Error(

@@ -1,10 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadManifest } from "@insomnia/manifest";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { CliError } from "./cli-error.ts";
-import { providerChoice } from "./provider-model.ts";
+import { apiKey, providerChoice } from "./provider-model.ts";
 
 let root: string;
 beforeEach(async () => {
@@ -14,8 +15,11 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** providerChoice for a workspace layer (and optionally a user layer and overlays): the code it throws, or "ok". */
-async function decide(workspace: string, options: { user?: string; overlays?: string[] } = {}): Promise<string> {
+/** providerChoice (and with `key`, apiKey) for a workspace layer and optionally a user layer and overlays: the code thrown, or "ok". */
+async function decide(
+  workspace: string,
+  options: { user?: string; overlays?: string[]; key?: boolean } = {},
+): Promise<string> {
   const cwd = join(root, "ws");
   const xdg = join(root, "xdg");
   await mkdir(join(cwd, ".insomnia"), { recursive: true });
@@ -25,7 +29,9 @@ async function decide(workspace: string, options: { user?: string; overlays?: st
   const env = { HOME: join(root, "home"), XDG_CONFIG_HOME: xdg };
   const { manifest, origins, files } = await loadManifest({ cwd, env, overlays: options.overlays ?? [] });
   try {
-    providerChoice(manifest, origins, files, { env, cwd } as never);
+    const io = { env, cwd } as never;
+    const choice = providerChoice(manifest, origins, files, io);
+    if (options.key === true) await apiKey(choice, origins, io);
     return "ok";
   } catch (error) {
     if (CliError.is(error)) return error.code;
@@ -42,8 +48,9 @@ describe("where the workspace may send the key", () => {
       "http://127.0.0.1:8080/v1",
       "http://127.1.2.3/v1",
       "http://localhost:11434/v1",
-      "http://api.localhost/v1",
+      "http://localhost.:11434/v1",
       "http://[::1]:8000/v1",
+      "http://[::ffff:127.0.0.1]:8000/v1",
     ]) {
       expect([url, await decide(provider("anthropic", url))]).toEqual([url, "ok"]);
     }
@@ -59,6 +66,9 @@ describe("where the workspace may send the key", () => {
       ["anthropic", "http://api.anthropic.com/v1"],
       ["anthropic", "http://0.0.0.0:8080/v1"],
       ["anthropic", "http://127.0.0.1.example.com/v1"],
+      // Resolved by DNS, whatever it answers.
+      ["anthropic", "http://api.localhost/v1"],
+      ["anthropic", "http://user@evil.example/v1"],
       ["anthropic", "not a url"],
     ] as const) {
       expect([kind, url, await decide(provider(kind, url))]).toEqual([kind, url, "UNTRUSTED_BASE_URL"]);
@@ -76,5 +86,35 @@ describe("where the workspace may send the key", () => {
       await decide(provider("anthropic", "http://127.0.0.1/v1"), { overlays: [`provider.base_url = ${remote}`] }),
     ).toBe("ok");
     expect(await decide(provider("openai-compatible", remote))).toBe("ok");
+  });
+});
+
+describe("which file the workspace may send as the key", () => {
+  const keyFile = (path: string) => `provider:\n  kind: anthropic\n  model: m\n  api_key_file: ${path}\n`;
+
+  test("a_key_file_named_by_the_checkout_must_really_be_inside_it", async () => {
+    await mkdir(join(root, "ws", ".insomnia"), { recursive: true });
+    await writeFile(join(root, "ws", ".insomnia", "key.txt"), "sk-inside\n");
+    await writeFile(join(root, "secret.txt"), "user:token@host\n");
+    expect(await decide(keyFile("key.txt"), { key: true })).toBe("ok");
+    expect(await decide(keyFile("../../secret.txt"), { key: true })).toBe("UNTRUSTED_KEY_FILE");
+    expect(await decide(keyFile(join(root, "secret.txt")), { key: true })).toBe("UNTRUSTED_KEY_FILE");
+    // A committed symlink to one of the user's files is outside, whatever its path says.
+    await symlink(join(root, "secret.txt"), join(root, "ws", ".insomnia", "link.txt"));
+    expect(await decide(keyFile("link.txt"), { key: true })).toBe("UNTRUSTED_KEY_FILE");
+    // The user's own layer may name any file.
+    expect(await decide("worker:\n  max_turns: 4\n", { user: keyFile(join(root, "secret.txt")), key: true })).toBe(
+      "ok",
+    );
+  });
+
+  test("a_key_file_that_is_not_a_small_regular_file_is_refused_without_hanging", async () => {
+    await mkdir(join(root, "ws", ".insomnia"), { recursive: true });
+    execFileSync("mkfifo", [join(root, "ws", ".insomnia", "fifo")]);
+    expect(await decide(keyFile("fifo"), { key: true })).toBe("API_KEY_UNREADABLE");
+    expect(await decide(keyFile("."), { key: true })).toBe("API_KEY_UNREADABLE");
+    await writeFile(join(root, "ws", ".insomnia", "big.txt"), "k".repeat(64 * 1024 + 1));
+    expect(await decide(keyFile("big.txt"), { key: true })).toBe("API_KEY_UNREADABLE");
+    expect(await decide(keyFile("missing.txt"), { key: true })).toBe("API_KEY_UNREADABLE");
   });
 });

@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { didYouMeanSuffix } from "@insomnia/errors";
+import { didYouMeanSuffix, isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
 import { type ManifestOrigins, PROJECT_MANIFEST_PATH, type PodManifest } from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
@@ -32,6 +32,8 @@ export interface ProviderChoice {
   model: string;
   baseURL?: string;
   apiKeyFile?: string;
+  /** Set when the workspace's own manifest named `apiKeyFile`: the file must really be inside this directory. */
+  keyFileWithin?: string;
 }
 
 /** Where each provider sends its requests without a base URL: a key may always go there. */
@@ -41,10 +43,20 @@ const DEFAULT_ORIGIN: Record<ProviderKind, string | undefined> = {
   "openai-compatible": undefined,
 };
 
-/** A host on this machine: a key sent there does not leave it. */
+/**
+ * A host on this machine: a key sent there does not leave it. Only names that need no DNS:
+ * `localhost` (the hosts file's), 127.0.0.0/8 and ::1 (also as an IPv4-mapped address); a
+ * name like `x.localhost` would be resolved by whatever DNS answers.
+ */
 function isLoopback(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return (
+    host === "localhost" ||
+    host === "localhost." ||
+    host === "::1" ||
+    /^127\.\d+\.\d+\.\d+$/.test(host) ||
+    /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host)
+  );
 }
 
 /**
@@ -128,25 +140,62 @@ export function providerChoice(
     model: provider.model,
     ...(provider.base_url === undefined ? {} : { baseURL: provider.base_url }),
     ...(apiKeyFile === undefined ? {} : { apiKeyFile }),
+    ...(apiKeyFile !== undefined && origins["provider.api_key_file"]?.file === PROJECT_MANIFEST_PATH
+      ? { keyFileWithin: manifest.pod.pwd }
+      : {}),
   };
   checkKeyDestination(choice, origins);
   return choice;
 }
 
+const MAX_KEY_FILE_BYTES = 64 * 1024;
+
+/**
+ * The text of the key file: a regular file (opened non-blocking, so a FIFO cannot hang the
+ * run) of at most 64 KiB. When the workspace's own manifest named it, its real path must be
+ * inside the workspace: a checkout does not choose which of the user's files is sent (a
+ * `key.txt` committed as a symlink to `~/.git-credentials`, say).
+ */
+function readKeyFile(choice: ProviderChoice & { apiKeyFile: string }, origins: ManifestOrigins): string {
+  const where = at(origins, "provider.api_key_file");
+  const path = choice.apiKeyFile;
+  const refuse = (why: string, cause?: unknown) =>
+    new CliError("API_KEY_UNREADABLE", `provider.api_key_file ${path} ${why}`, { cause, ...where });
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (cause) {
+    throw refuse(
+      `cannot be read (${(cause as NodeJS.ErrnoException).code ?? String(cause)}); create it with the key on one line, or fix the path`,
+      cause,
+    );
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw refuse("is not a regular file; point it at a file holding the key on one line");
+    if (choice.keyFileWithin !== undefined) {
+      const real = openedPath(fd) ?? realpathSync(path);
+      if (!isSameOrInside(realpathSync(choice.keyFileWithin), real)) {
+        throw new CliError(
+          "UNTRUSTED_KEY_FILE",
+          `this workspace's manifest names ${path} (really ${real}), outside the workspace, as the API key file; a checkout does not choose which of your files is sent, so nothing was read or sent. Set provider.api_key_file in your user manifest (~/.config/insomnia/pod.yaml), or pass --overlay 'provider.api_key_file = ${path}' or --manifest ${PROJECT_MANIFEST_PATH}`,
+          where,
+        );
+      }
+    }
+    const bytes = readCapped(fd, stat.size, MAX_KEY_FILE_BYTES);
+    if (bytes === undefined)
+      throw refuse(`is larger than ${MAX_KEY_FILE_BYTES / 1024} KiB; it should hold only the key`);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The API key: `provider.api_key_file`, else the provider's variable; undefined only where none is needed. */
 export async function apiKey(choice: ProviderChoice, origins: ManifestOrigins, io: CliIo): Promise<string | undefined> {
   if (choice.apiKeyFile !== undefined) {
-    let text: string;
-    try {
-      text = await readFile(choice.apiKeyFile, "utf8");
-    } catch (cause) {
-      throw new CliError(
-        "API_KEY_UNREADABLE",
-        `provider.api_key_file ${choice.apiKeyFile} cannot be read (${(cause as NodeJS.ErrnoException).code ?? String(cause)}); create it with the key on one line, or fix the path`,
-        { cause, ...at(origins, "provider.api_key_file") },
-      );
-    }
-    const key = text.trim();
+    const key = readKeyFile({ ...choice, apiKeyFile: choice.apiKeyFile }, origins).trim();
     if (key === "") {
       throw new CliError(
         "NO_API_KEY",

@@ -1,4 +1,4 @@
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
@@ -54,6 +54,21 @@ describe("one read", () => {
     for (const hint of [0, 1, 4999, 5000]) {
       expect(withFile(bytes, (fd) => Buffer.from(readCapped(fd, hint, 10_000) ?? []).equals(bytes))).toBe(true);
       expect(withFile(bytes, (fd) => readUpTo(fd, hint, 4999).cut)).toBe(true);
+    }
+  });
+
+  test("a_proc_file_that_reports_no_size_is_read_to_its_end", () => {
+    // /proc files say size 0 and give short reads long before their end.
+    const whole = readFileSync("/proc/self/maps");
+    const fd = openSync("/proc/self/maps", "r");
+    try {
+      const { bytes, cut } = readUpTo(fd, fstatSync(fd).size, 16 * 1024 * 1024);
+      expect(cut).toBe(false);
+      // The map of this process changes little between two reads: compare sizes loosely.
+      expect(bytes.length).toBeGreaterThan(whole.length / 2);
+      expect(bytes.length).toBeGreaterThan(4096);
+    } finally {
+      closeSync(fd);
     }
   });
 

@@ -10,6 +10,7 @@ describe("parseSimpleYaml", () => {
       'worker:\n  instruction: "$workspace/main"\n',
       "provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: http://127.0.0.1:8080/v1\n",
       "# The manifest\n\nworker:\n  # which file\n  instruction: '$user/main'\n\n# end\n",
+      `${"k".repeat(1024)}: v\n`,
     ]) {
       const fast = parseSimpleYaml(text);
       expect(fast, JSON.stringify(text)).toBeDefined();
@@ -49,6 +50,8 @@ describe("parseSimpleYaml", () => {
       "  name: x\n",
       "name: x\n    deeper: y\n",
       "max_tokens: 8192\n",
+      `${"k".repeat(1025)}: v\n`,
+      `a:\n  ${"k".repeat(1025)}: v\n`,
     ]) {
       expect(parseSimpleYaml(text), JSON.stringify(text)).toBeUndefined();
     }

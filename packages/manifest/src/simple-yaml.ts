@@ -40,7 +40,8 @@ export function parseSimpleYaml(text: string): SafeYamlResult | undefined {
     const inner = line.startsWith("  ");
     const body = inner ? line.slice(2) : line;
     const colon = body.indexOf(":");
-    if (colon <= 0) return undefined;
+    // yaml refuses an implicit key longer than 1024 characters.
+    if (colon <= 0 || colon > 1024) return undefined;
     const key = body.slice(0, colon);
     if (!KEY.test(key) || NOT_PLAIN_KEYS.has(key)) return undefined;
     const keyOffset = start + (inner ? 2 : 0);

@@ -53,8 +53,8 @@ describe("PostgresSegmentStore", () => {
   });
 
   it("quotes_and_backslashes_read_back_verbatim_whatever_standard_conforming_strings_is", async () => {
-    // An append is sent with its values as SQL literals (one simple-protocol Query): nothing in a
-    // record or a pod id may end its literal or change what it reads as.
+    // Values go as parameters, never into SQL text: nothing in a record or a pod id may change
+    // what is stored, whatever the session's string settings.
     const hostile = [
       "'",
       "''",

@@ -9,7 +9,7 @@ import type { PoolClient } from "pg";
 import { NOT_HELD_STATE } from "./migrations.ts";
 import { causeText, isConnectionError, sleep, sqlState, unavailable } from "./pg-errors.ts";
 
-import { appendStatement, type StoreContext } from "./store-context.ts";
+import type { StoreContext } from "./store-context.ts";
 
 /** An append whose commit was sent but never acknowledged: written or not, still to be learned. */
 interface PendingAppend {
@@ -35,7 +35,6 @@ export class PostgresSegmentWriter implements SegmentWriter {
   readonly segmentId: string;
   readonly #ctx: StoreContext;
   readonly #segmentNo: string;
-  readonly #appendPrefix: string;
   readonly #onClose: (writer: PostgresSegmentWriter) => void;
   #token: string;
   #nextSeq: number;
@@ -49,7 +48,6 @@ export class PostgresSegmentWriter implements SegmentWriter {
     this.#ctx = ctx;
     this.segmentId = start.segmentId;
     this.#segmentNo = start.segmentNo;
-    this.#appendPrefix = ctx.sql.appendPrefix(ctx.podId, start.segmentNo);
     this.#token = start.token;
     this.#nextSeq = start.nextSeq;
     this.#onClose = onClose;
@@ -117,7 +115,6 @@ export class PostgresSegmentWriter implements SegmentWriter {
   async #attempt(json: string): Promise<SegmentStoreError | undefined> {
     const seq = this.#nextSeq;
     const recordId = randomUUID();
-    const statement = appendStatement(this.#appendPrefix, seq, this.#token, recordId, json);
     let client: PoolClient;
     try {
       client = await this.#ctx.pool.connect();
@@ -126,7 +123,8 @@ export class PostgresSegmentWriter implements SegmentWriter {
     }
     let failure: unknown;
     try {
-      await client.query(statement);
+      const { sql, podId } = this.#ctx;
+      await client.query(sql.append, [podId, this.#segmentNo, seq, this.#token, recordId, json]);
     } catch (error) {
       failure = error;
     } finally {

@@ -1,8 +1,8 @@
 // A TCP proxy between a client and a PostgreSQL server on 127.0.0.1 that can cut the
 // connection at an exact point of the wire protocol, to make the two sides of an
 // ambiguous commit happen on purpose:
-// - "before": the client's next append (a Query or Parse message whose SQL calls `append_record(`,
-//   or, as version 1 sent it, ends in `FOR KEY SHARE`) is
+// - "before": the client's next append (a Parse message whose SQL calls `append_record(`, or, as
+//   version 1 sent it, ends in `FOR KEY SHARE`) is
 //   dropped and the connection closed; the server never saw it.
 // - "after": the append is forwarded, and the server's answer is dropped and the connection
 //   closed once it holds the CommandComplete and ReadyForQuery of that statement: the
@@ -95,10 +95,8 @@ export class CuttingProxy {
     let cutAfter: "after" | "after-commit" = "after";
     client.on("data", (chunk: Buffer) => {
       for (const message of fromClient.push(chunk)) {
-        // A Parse (extended protocol) or, as appends are sent since, a Query (simple protocol).
         const isAppend =
-          (message[0] === 0x50 || message[0] === 0x51) &&
-          (message.includes(".append_record(") || message.includes("FOR KEY SHARE"));
+          message[0] === 0x50 && (message.includes(".append_record(") || message.includes("FOR KEY SHARE"));
         const isCommit = message[0] === 0x51 && message.subarray(5).toString("latin1").startsWith("COMMIT");
         const cut = this.#cut;
         if ((isAppend && cut === "before") || (isCommit && cut === "before-commit")) {

@@ -59,6 +59,11 @@ function isLoopback(hostname: string): boolean {
   );
 }
 
+/** Whether the checkout's own `.insomnia/pod.yaml` set `key` (not the user's layers, `--manifest` or `--overlay`). */
+function setByWorkspace(origins: ManifestOrigins, key: string): boolean {
+  return origins[key]?.file === PROJECT_MANIFEST_PATH;
+}
+
 /**
  * A checkout's `.insomnia/pod.yaml` is not trusted (docs/security.md): it must not decide to
  * send the user's API key to another server. A `provider.base_url` set there is refused
@@ -68,8 +73,7 @@ function isLoopback(hostname: string): boolean {
  * never as the workspace layer.
  */
 function checkKeyDestination(choice: ProviderChoice, origins: ManifestOrigins): void {
-  const origin = origins["provider.base_url"];
-  if (choice.baseURL === undefined || origin?.file !== PROJECT_MANIFEST_PATH) return;
+  if (choice.baseURL === undefined || !setByWorkspace(origins, "provider.base_url")) return;
   const keyFrom = choice.apiKeyFile !== undefined ? `the key in ${choice.apiKeyFile}` : KEY_VARIABLE[choice.kind];
   if (keyFrom === undefined) return;
   let url: URL | undefined;
@@ -140,7 +144,7 @@ export function providerChoice(
     model: provider.model,
     ...(provider.base_url === undefined ? {} : { baseURL: provider.base_url }),
     ...(apiKeyFile === undefined ? {} : { apiKeyFile }),
-    ...(apiKeyFile !== undefined && origins["provider.api_key_file"]?.file === PROJECT_MANIFEST_PATH
+    ...(apiKeyFile !== undefined && setByWorkspace(origins, "provider.api_key_file")
       ? { keyFileWithin: manifest.pod.pwd }
       : {}),
   };
@@ -156,9 +160,8 @@ const MAX_KEY_FILE_BYTES = 64 * 1024;
  * inside the workspace: a checkout does not choose which of the user's files is sent (a
  * `key.txt` committed as a symlink to `~/.git-credentials`, say).
  */
-function readKeyFile(choice: ProviderChoice & { apiKeyFile: string }, origins: ManifestOrigins): string {
+function readKeyFile(path: string, within: string | undefined, origins: ManifestOrigins): string {
   const where = at(origins, "provider.api_key_file");
-  const path = choice.apiKeyFile;
   const refuse = (why: string, cause?: unknown) =>
     new CliError("API_KEY_UNREADABLE", `provider.api_key_file ${path} ${why}`, { cause, ...where });
   let fd: number;
@@ -173,9 +176,9 @@ function readKeyFile(choice: ProviderChoice & { apiKeyFile: string }, origins: M
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw refuse("is not a regular file; point it at a file holding the key on one line");
-    if (choice.keyFileWithin !== undefined) {
+    if (within !== undefined) {
       const real = openedPath(fd) ?? realpathSync(path);
-      if (!isSameOrInside(realpathSync(choice.keyFileWithin), real)) {
+      if (!isSameOrInside(realpathSync(within), real)) {
         throw new CliError(
           "UNTRUSTED_KEY_FILE",
           `this workspace's manifest names ${path} (really ${real}), outside the workspace, as the API key file; a checkout does not choose which of your files is sent, so nothing was read or sent. Set provider.api_key_file in your user manifest (~/.config/insomnia/pod.yaml), or pass --overlay 'provider.api_key_file = ${path}' or --manifest ${PROJECT_MANIFEST_PATH}`,
@@ -195,7 +198,7 @@ function readKeyFile(choice: ProviderChoice & { apiKeyFile: string }, origins: M
 /** The API key: `provider.api_key_file`, else the provider's variable; undefined only where none is needed. */
 export async function apiKey(choice: ProviderChoice, origins: ManifestOrigins, io: CliIo): Promise<string | undefined> {
   if (choice.apiKeyFile !== undefined) {
-    const key = readKeyFile({ ...choice, apiKeyFile: choice.apiKeyFile }, origins).trim();
+    const key = readKeyFile(choice.apiKeyFile, choice.keyFileWithin, origins).trim();
     if (key === "") {
       throw new CliError(
         "NO_API_KEY",

@@ -45,6 +45,14 @@ export interface Migration {
  *   about 4% less CPU, but every refused append (a fenced writer, a duplicate) would then write
  *   the whole record into the server's log (`log_min_error_statement`), and every running one
  *   shows it in `pg_stat_activity`; a conversation is not for those.
+ * - `append_records` (version 3): the appends of several writers in one statement (see
+ *   AppendBatcher: appends that arrive while all of a pool's connections are busy go together),
+ *   so they share one transaction, one commit and one WAL flush. Each record is fenced as in
+ *   `append_record` (its own segment row, its own token, `FOR KEY SHARE` until commit); records
+ *   whose token no longer holds their segment are left out and their 1-based positions returned
+ *   (a function, for that answer). The bodies come as one JSON array of the records' text:
+ *   `json_array_elements` of a `json` value gives each element's text as it is. Measured with
+ *   100 pods on a pool of 10: 0.68x the appends/s of plain `INSERT`s one by one before, 2.4x with it.
  *
  * Why the gap check is a foreign key (measured for issue 13, 100 appends at once on a pool of
  * 10, server CPU per append against a plain `INSERT` of the same JSON): the key's check costs
@@ -109,6 +117,37 @@ BEGIN
     RAISE EXCEPTION 'segment % of pod % is not held by this writer', p_segment_no, p_pod_id
       USING ERRCODE = 'IN001';
   END IF;
+END
+$$;
+`,
+  },
+  {
+    version: 3,
+    name: "group append",
+    sql: `
+CREATE FUNCTION {schema}.append_records(
+  p_pod_ids text[], p_segment_nos bigint[], p_seqs bigint[], p_tokens uuid[], p_record_ids uuid[], p_bodies json
+) RETURNS integer[] LANGUAGE plpgsql AS $$
+DECLARE
+  not_held integer[];
+BEGIN
+  WITH batch AS (
+    SELECT b.n, b.pod_id, b.segment_no, b.seq, b.token, b.record_id, j.body
+    FROM unnest(p_pod_ids, p_segment_nos, p_seqs, p_tokens, p_record_ids)
+      WITH ORDINALITY AS b(pod_id, segment_no, seq, token, record_id, n)
+    JOIN json_array_elements(p_bodies) WITH ORDINALITY AS j(body, n) USING (n)
+  ), held AS (
+    SELECT batch.n, batch.pod_id, batch.segment_no, batch.seq, batch.record_id, batch.body
+    FROM batch JOIN {schema}.segments AS s
+      ON s.pod_id = batch.pod_id AND s.segment_no = batch.segment_no AND s.writer_token = batch.token
+    FOR KEY SHARE OF s
+  ), stored AS (
+    INSERT INTO {schema}.records (pod_id, segment_no, seq, record_id, body)
+    SELECT pod_id, segment_no, seq, record_id, body FROM held
+  )
+  SELECT array_agg(batch.n::integer ORDER BY batch.n) INTO not_held
+  FROM batch WHERE batch.n NOT IN (SELECT held.n FROM held);
+  RETURN not_held;
 END
 $$;
 `,

@@ -5,8 +5,6 @@ import {
   type SegmentWriter,
   serializeSegmentRecord,
 } from "@insomnia/segment-store";
-import type { PoolClient } from "pg";
-import { NOT_HELD_STATE } from "./migrations.ts";
 import { causeText, isConnectionError, sleep, sqlState, unavailable } from "./pg-errors.ts";
 
 import type { StoreContext } from "./store-context.ts";
@@ -27,9 +25,10 @@ export interface WriterStart {
 }
 
 /**
- * Appends to one segment as the holder of its lease. Every append is one statement (one
- * transaction) that inserts the record only if this writer's token still holds the segment,
- * so a writer that lost the segment cannot write; appends run one at a time, in call order.
+ * Appends to one segment as the holder of its lease. Every append goes in one transaction
+ * (alone, or with other writers' appends that arrived at the same time: see AppendBatcher)
+ * that inserts the record only if this writer's token still holds the segment, so a writer
+ * that lost the segment cannot write; appends run one at a time, in call order.
  */
 export class PostgresSegmentWriter implements SegmentWriter {
   readonly segmentId: string;
@@ -115,38 +114,37 @@ export class PostgresSegmentWriter implements SegmentWriter {
   async #attempt(json: string): Promise<SegmentStoreError | undefined> {
     const seq = this.#nextSeq;
     const recordId = randomUUID();
-    let client: PoolClient;
-    try {
-      client = await this.#ctx.pool.connect();
-    } catch (error) {
-      throw unavailable(this.#what(seq), error, false);
-    }
-    let failure: unknown;
-    try {
-      const { sql, podId } = this.#ctx;
-      await client.query(sql.append, [podId, this.#segmentNo, seq, this.#token, recordId, json]);
-    } catch (error) {
-      failure = error;
-    } finally {
-      // A refusal leaves the connection healthy; only a broken one is dropped from the pool.
-      client.release(failure !== undefined && isConnectionError(failure) ? (failure as Error) : undefined);
-    }
-    if (failure !== undefined) {
-      if (sqlState(failure) === NOT_HELD_STATE) throw await this.#fence(seq);
-      if (!isConnectionError(failure)) throw this.#refused(seq, failure);
-      const pending: PendingAppend = { recordId, json, seq };
-      this.#pending = pending;
-      const durable = await this.#resolve(pending);
-      if (durable === "unknown") throw this.#unknownError(pending, failure);
-      this.#pending = undefined;
-      if (durable) {
+    const outcome = await this.#ctx.appends.append({
+      podId: this.#ctx.podId,
+      segmentNo: this.#segmentNo,
+      seq,
+      token: this.#token,
+      recordId,
+      json,
+    });
+    switch (outcome.kind) {
+      case "stored":
         this.#nextSeq = seq + 1;
         return undefined;
-      }
-      return this.#fenced ?? unavailable(this.#what(seq), failure, false);
+      case "not-held":
+        throw await this.#fence(seq);
+      case "not-sent":
+        throw unavailable(this.#what(seq), outcome.error, false);
+      case "failed":
+        break;
     }
-    this.#nextSeq = seq + 1;
-    return undefined;
+    const failure = outcome.error;
+    if (!isConnectionError(failure)) throw this.#refused(seq, failure);
+    const pending: PendingAppend = { recordId, json, seq };
+    this.#pending = pending;
+    const durable = await this.#resolve(pending);
+    if (durable === "unknown") throw this.#unknownError(pending, failure);
+    this.#pending = undefined;
+    if (durable) {
+      this.#nextSeq = seq + 1;
+      return undefined;
+    }
+    return this.#fenced ?? unavailable(this.#what(seq), failure, false);
   }
 
   #what(seq: number): string {

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import type { Pool } from "pg";
+import { type AppendBatcher, appendBatcherFor } from "./append-batcher.ts";
 
 /** What a store and its writers share: the pool, the pod, the settings and the SQL text. */
 export interface StoreContext {
@@ -10,6 +11,8 @@ export interface StoreContext {
   readonly resolveTimeoutMs: number;
   readonly host: string;
   readonly sql: ReturnType<typeof statements>;
+  /** Sends the appends of every writer on this pool and schema, together when they arrive at once. */
+  readonly appends: AppendBatcher;
 }
 
 /** Builds the context; every statement is plain text with `$n` parameters (no named prepared statements). */
@@ -21,7 +24,17 @@ export function storeContext(
   leaseMs: number,
   resolveTimeoutMs: number,
 ): StoreContext {
-  return { pool, podId, schema, leaseMs, resolveTimeoutMs, host: hostname(), sql: statements(quoted) };
+  const sql = statements(quoted);
+  return {
+    pool,
+    podId,
+    schema,
+    leaseMs,
+    resolveTimeoutMs,
+    host: hostname(),
+    sql,
+    appends: appendBatcherFor(pool, quoted, sql),
+  };
 }
 
 function statements(s: string) {
@@ -51,6 +64,11 @@ function statements(s: string) {
     // for it); the lease is renewed by the heartbeat, not here. A procedure, so its insert is
     // planned once per connection by the server, not on every append, and no row comes back.
     append: `CALL ${s}.append_record($1, $2, $3, $4, $5, $6)`,
+    // $1 pods, $2 segments, $3 seqs, $4 tokens, $5 record ids (arrays), $6 the bodies as one JSON
+    // array. Several writers' appends in one statement (migration 3), each fenced as alone;
+    // answers the 1-based positions of those whose token no longer held the segment (nothing
+    // written for them), or NULL.
+    appendMany: `SELECT ${s}.append_records($1::text[], $2::bigint[], $3::bigint[], $4::uuid[], $5::uuid[], $6::json) AS not_held`,
     // $1 pod, $2 segment, $3 token, $4 lease ms
     renew: `UPDATE ${s}.segments SET lease_expires_at = ${lease.replace("$LEASE", "$4")}
       WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3`,

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { createServer, type Socket } from "node:net";
 import { type SegmentRecord, type SegmentWriter, serializeSegmentRecord } from "@insomnia/segment-store";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { message, sharedConnectionString, start, storeRejection } from "./__fixtures__/stores.ts";
-import { MAX_BATCH_JSON_CHARS, MAX_BATCH_RECORDS } from "./append-batcher.ts";
+import { MAX_BATCH_JSON_CHARS, MAX_BATCH_RECORDS, storedPositions } from "./append-batcher.ts";
 import { PostgresSegmentStore } from "./postgres-segment-store.ts";
 
 let admin: pg.Pool;
@@ -22,9 +23,18 @@ interface Pods {
 }
 
 /** `count` pods, each with an open segment, on one pool of one connection (so appends that arrive together are batched). */
-async function podsOnOneConnection(count: number, podId: (i: number) => string = () => `pod-${randomUUID()}`) {
+async function podsOnOneConnection(
+  count: number,
+  podId: (i: number) => string = () => `pod-${randomUUID()}`,
+  options: pg.PoolConfig = {},
+) {
   const applicationName = `batch-${randomUUID()}`;
-  const pool = new pg.Pool({ connectionString: sharedConnectionString(), max: 1, application_name: applicationName });
+  const pool = new pg.Pool({
+    connectionString: sharedConnectionString(),
+    max: 1,
+    application_name: applicationName,
+    ...options,
+  });
   const stores: PostgresSegmentStore[] = [];
   for (let i = 0; i < count; i += 1) stores.push(await PostgresSegmentStore.open({ pool, podId: podId(i) }));
   const writers: SegmentWriter[] = [];
@@ -156,6 +166,98 @@ describe("group commit of appends that arrive together", () => {
       expect((await other.readSegment("seg-0000000001")).records).toEqual([start, message(2)]);
     } finally {
       await other.close();
+      await pods.close();
+    }
+  });
+
+  it("an_application_s_own_type_parsers_do_not_change_what_a_batch_is_told", async () => {
+    // An application that reads integer arrays its own way (here: as text) shares the pool.
+    const types = {
+      getTypeParser: (oid: number, format?: "text" | "binary") =>
+        oid === 1007 ? (value: string) => `parsed:${value}` : pg.types.getTypeParser(oid, format),
+    };
+    const pods = await podsOnOneConnection(3, undefined, { types });
+    const first = pods.stores[0] as PostgresSegmentStore;
+    const other = await PostgresSegmentStore.open({ connectionString: sharedConnectionString(), podId: first.podId });
+    try {
+      await admin.query(
+        "UPDATE insomnia.segments SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1",
+        [first.podId],
+      );
+      const taken = await other.openSegment("seg-0000000001");
+      const outcomes = await together(pods.pool, () => pods.writers.map((w) => w.append(message(1))));
+      expect(outcomes).toEqual(["SEGMENT_FENCED", "stored", "stored"]);
+      expect((await transactionsOf(pods.stores)).get(first.podId)).toEqual([]);
+      await taken.writer.close();
+    } finally {
+      await other.close();
+      await pods.close();
+    }
+  });
+
+  it("an_answer_that_is_not_a_list_of_positions_is_never_read_as_stored", () => {
+    expect(storedPositions(null, 3)).toEqual(new Set());
+    expect(storedPositions("{1,3}", 3)).toEqual(new Set([1, 3]));
+    for (const answer of ["{1,4}", "{0}", "{1,1}", "{}", "{ 1}", "1,2", "parsed:{1}", [1, 2], 2, undefined, "{01}"]) {
+      expect([answer, storedPositions(answer, 3)]).toEqual([answer, undefined]);
+    }
+  });
+
+  it("appends_waiting_when_the_pool_is_ended_fail_at_once_instead_of_hanging", async () => {
+    const pods = await podsOnOneConnection(2);
+    const [a, b] = pods.writers as [SegmentWriter, SegmentWriter];
+    const held = await pods.pool.connect();
+    const first = a.append(message(1)).then(
+      () => "stored",
+      (error: { code?: string; durable?: unknown }) => [error.code, error.durable],
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    const ended = pods.pool.end();
+    held.release();
+    expect(await first).toEqual(["SEGMENT_UNAVAILABLE", false]);
+    const later = await storeRejection(b.append(message(1)));
+    expect([later.code, later.durable]).toEqual(["SEGMENT_UNAVAILABLE", false]);
+    await ended;
+    // Closing the writers waits for their appends: it returns.
+    await Promise.all(pods.writers.map((w) => w.close()));
+    await Promise.all(pods.stores.map((store) => store.close()));
+  });
+
+  it("a_connection_that_cannot_be_had_fails_only_the_appends_waiting_when_it_was_asked_for", async () => {
+    const pods = await podsOnOneConnection(2);
+    // A server that takes connections and answers nothing until told to hang up.
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => {
+      socket.on("error", () => undefined);
+      sockets.push(socket);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = server.address();
+    if (address === null || typeof address === "string") throw new Error("no port");
+    try {
+      // The pool's one connection is dropped; the next one it makes goes to the server above.
+      (await pods.pool.connect()).release(true);
+      pods.pool.options.connectionString = `postgres://nobody@127.0.0.1:${address.port}/none`;
+      const [a, b] = pods.writers as [SegmentWriter, SegmentWriter];
+      const outcome = (p: Promise<void>) =>
+        p.then(
+          () => "stored",
+          (error: { code?: string; durable?: unknown }) => [error.code, error.durable],
+        );
+      const first = outcome(a.append(message(1)));
+      while (sockets.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+      // Queued after the connection was asked for: it must not fail with that one.
+      const second = outcome(b.append(message(1)));
+      await new Promise((resolve) => setImmediate(resolve));
+      sockets[0]?.destroy();
+      expect(await first).toEqual(["SEGMENT_UNAVAILABLE", false]);
+      while (sockets.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+      sockets[1]?.destroy();
+      expect(await second).toEqual(["SEGMENT_UNAVAILABLE", false]);
+      expect(sockets).toHaveLength(2);
+    } finally {
+      server.close();
+      for (const socket of sockets) socket.destroy();
       await pods.close();
     }
   });

@@ -29,6 +29,8 @@ export type AppendOutcome =
 interface Queued {
   readonly request: AppendRequest;
   readonly settle: (outcome: AppendOutcome) => void;
+  /** Order of arrival: a failed connection request fails only the appends that were waiting when it was made. */
+  readonly ticket: number;
 }
 
 /** The SQL the batcher sends: one append (`$1…$6`) and many (six arrays, the bodies as one JSON array). */
@@ -43,6 +45,21 @@ export const MAX_BATCH_JSON_CHARS = 1 << 20;
 
 const STORED: AppendOutcome = { kind: "stored" };
 const NOT_HELD: AppendOutcome = { kind: "not-held" };
+
+/** Reads the batch's answer as the server's text, whatever type parsers the application installed. */
+const AS_TEXT = { getTypeParser: () => (value: string) => value };
+
+/**
+ * The stored positions in `answer` (an `integer[]` as text, or NULL for none), or `undefined`
+ * when it is not a well-formed answer for `count` appends.
+ */
+export function storedPositions(answer: unknown, count: number): Set<number> | undefined {
+  if (answer === null) return new Set();
+  if (typeof answer !== "string" || !/^\{[1-9][0-9]{0,5}(,[1-9][0-9]{0,5})*\}$/.test(answer)) return undefined;
+  const positions = answer.slice(1, -1).split(",").map(Number);
+  const set = new Set(positions);
+  return set.size === positions.length && positions.every((n) => n <= count) ? set : undefined;
+}
 
 /**
  * Group commit for the writers that share one pool and schema. An append is sent at once when
@@ -65,21 +82,35 @@ export class AppendBatcher {
   #inFlight = 0;
   /** Of those, the ones still waiting for the pool: each will take a batch when it comes. */
   #connecting = 0;
+  /** Appends queued so far (the last one's ticket). */
+  #tickets = 0;
 
   constructor(pool: Pool, sql: AppendStatements) {
     this.#pool = pool;
     this.#sql = sql;
+    // An ending pool removes its clients as they come back; then what waits here learns it.
+    pool.on("remove", () => {
+      if (pool.ending) this.#pump();
+    });
   }
 
   /** Sends `request` (alone or with others waiting at the same time); never rejects. */
   append(request: AppendRequest): Promise<AppendOutcome> {
     return new Promise((settle) => {
-      this.#queue.push({ request, settle });
+      this.#tickets += 1;
+      this.#queue.push({ request, settle, ticket: this.#tickets });
       this.#pump();
     });
   }
 
   #pump(): void {
+    if (this.#pool.ending || this.#pool.ended) {
+      // pg-pool never answers the connection requests still waiting when end() is called, so
+      // nothing may wait behind them: what is queued fails now, as a closed pool's query would.
+      const error = new Error("Cannot use a pool after calling end on the pool");
+      for (const queued of this.#queue.splice(0)) queued.settle({ kind: "not-sent", error });
+      return;
+    }
     const limit = Math.max(1, this.#pool.options.max ?? 10);
     while (this.#queue.length > this.#connecting && this.#inFlight < limit) {
       this.#inFlight += 1;
@@ -92,17 +123,24 @@ export class AppendBatcher {
   }
 
   async #sendNext(): Promise<void> {
+    const askedAt = this.#tickets;
     let client: PoolClient;
     try {
       client = await this.#pool.connect();
     } catch (error) {
       this.#connecting -= 1;
-      // Nothing can be sent: those waiting learn it now instead of queueing for a dead pool.
-      for (const queued of this.#take()) queued.settle({ kind: "not-sent", error });
+      // The appends that were waiting when this connection was asked for fail with it (a
+      // connection refused, `connectionTimeoutMillis`); later ones get requests of their own.
+      for (const queued of this.#take(askedAt)) queued.settle({ kind: "not-sent", error });
       return;
     }
     this.#connecting -= 1;
     const batch = this.#take();
+    if (batch.length === 0) {
+      // An earlier connection took them all.
+      client.release();
+      return;
+    }
     let broken: Error | undefined;
     try {
       broken =
@@ -113,11 +151,11 @@ export class AppendBatcher {
     }
   }
 
-  /** The appends waiting now, oldest first, up to the batch limits. */
-  #take(): Queued[] {
+  /** The appends waiting now (those with a ticket up to `upTo`), oldest first, up to the batch limits. */
+  #take(upTo = this.#tickets): Queued[] {
     let chars = 0;
     let n = 0;
-    while (n < this.#queue.length && n < MAX_BATCH_RECORDS) {
+    while (n < this.#queue.length && n < MAX_BATCH_RECORDS && (this.#queue[n] as Queued).ticket <= upTo) {
       chars += (this.#queue[n] as Queued).request.json.length;
       if (n > 0 && chars > MAX_BATCH_JSON_CHARS) break;
       n += 1;
@@ -140,19 +178,23 @@ export class AppendBatcher {
 
   async #sendMany(client: PoolClient, batch: readonly Queued[]): Promise<Error | undefined> {
     const requests = batch.map((queued) => queued.request);
-    let notHeld: number[] | null;
+    let stored: Set<number> | undefined;
     try {
-      const { rows } = await client.query<{ not_held: number[] | null }>(this.#sql.appendMany, [
-        requests.map((r) => r.podId),
-        requests.map((r) => r.segmentNo),
-        requests.map((r) => r.seq),
-        requests.map((r) => r.token),
-        requests.map((r) => r.recordId),
-        // The bodies as one JSON array of the records' own text: nothing to escape, and the
-        // server keeps each element's text as it is.
-        `[${requests.map((r) => r.json).join(",")}]`,
-      ]);
-      notHeld = rows[0]?.not_held ?? null;
+      const { rows } = await client.query<{ stored: unknown }>({
+        text: this.#sql.appendMany,
+        types: AS_TEXT,
+        values: [
+          requests.map((r) => r.podId),
+          requests.map((r) => r.segmentNo),
+          requests.map((r) => r.seq),
+          requests.map((r) => r.token),
+          requests.map((r) => r.recordId),
+          // The bodies as one JSON array of the records' own text: nothing to escape, and the
+          // server keeps each element's text as it is.
+          `[${requests.map((r) => r.json).join(",")}]`,
+        ],
+      });
+      stored = rows.length === 1 ? storedPositions(rows[0]?.stored, batch.length) : undefined;
     } catch (error) {
       if (isConnectionError(error)) {
         for (const queued of batch) queued.settle({ kind: "failed", error });
@@ -163,14 +205,20 @@ export class AppendBatcher {
       for (const [i, queued] of batch.entries()) {
         const broken = await this.#sendOne(client, queued);
         if (broken !== undefined) {
-          for (const rest of batch.slice(i + 1)) rest.settle({ kind: "not-sent", error: broken });
+          // The rest were only in the refused batch: they wait for the next connection, first.
+          this.#queue.unshift(...batch.slice(i + 1));
           return broken;
         }
       }
       return undefined;
     }
-    const refused = new Set(notHeld ?? []);
-    for (const [i, queued] of batch.entries()) queued.settle(refused.has(i + 1) ? NOT_HELD : STORED);
+    if (stored === undefined) {
+      // Committed, but which of them? Each writer learns it by its record id, as after a lost connection.
+      const error = new Error("append_records answered something that is not a list of positions");
+      for (const queued of batch) queued.settle({ kind: "failed", error });
+      return undefined;
+    }
+    for (const [i, queued] of batch.entries()) queued.settle(stored.has(i + 1) ? STORED : NOT_HELD);
     return undefined;
   }
 }

@@ -1,7 +1,9 @@
 import { SegmentStoreError } from "@insomnia/segment-store";
 
-// SQLSTATEs that mean the connection or the server went away, not that the statement was refused.
-const CONNECTION_STATES = new Set(["57P01", "57P02", "57P03", "53300", "58030"]);
+// SQLSTATEs that mean the connection or the server went away, not that the statement was refused:
+// shutdowns, cannot connect now, the database dropped, a session or idle-transaction timeout
+// (the server ends the session: FATAL), too many connections, an I/O error.
+const CONNECTION_STATES = new Set(["57P01", "57P02", "57P03", "57P04", "57P05", "25P03", "53300", "58030"]);
 
 /** True when `error` says the connection broke (or never formed), not that the database refused a statement. */
 export function isConnectionError(error: unknown): boolean {

@@ -182,6 +182,7 @@ describe("PostgresSegmentStore", () => {
     for (const options of [
       { connectionString, podId: "" },
       { connectionString, podId: "x".repeat(201) },
+      { connectionString, podId: "a\ud800" },
       { connectionString, podId: "p", schema: "Bad-Name" },
       { connectionString, podId: "p", schema: "1abc" },
       { connectionString, podId: "p", leaseMs: 0 },

@@ -44,6 +44,8 @@ export type PostgresSegmentStoreOptions =
 
 const guarded = new WeakSet<Pool>();
 
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
  * An idle connection that dies (server restart, pooler timeout) is an `error` event on the
  * pool, and one that dies while checked out but between queries is an `error` event on the
@@ -116,10 +118,17 @@ export class PostgresSegmentStore implements SegmentStore {
   /** Connects, applies the migrations (once per pool and schema in a process) and returns the store of `podId`. */
   static async open(options: PostgresSegmentStoreOptions): Promise<PostgresSegmentStore> {
     const { podId, schema = "insomnia" } = options;
-    if (typeof podId !== "string" || podId.length === 0 || podId.length > 200 || podId.includes("\u0000")) {
+    if (
+      typeof podId !== "string" ||
+      podId.length === 0 ||
+      podId.length > 200 ||
+      podId.includes("\u0000") ||
+      LONE_SURROGATE.test(podId)
+    ) {
+      // A lone surrogate would reach the database as U+FFFD: two such ids would share one log.
       throw new SegmentStoreError(
         "INVALID_ARGUMENT",
-        `podId must be a string of 1-200 characters without NUL, got ${JSON.stringify(podId)}`,
+        `podId must be a string of 1-200 characters without NUL or lone surrogates, got ${JSON.stringify(podId)}`,
       );
     }
     const quoted = quoteSchema(schema);

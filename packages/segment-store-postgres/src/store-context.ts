@@ -66,9 +66,9 @@ function statements(s: string) {
     append: `CALL ${s}.append_record($1, $2, $3, $4, $5, $6)`,
     // $1 pods, $2 segments, $3 seqs, $4 tokens, $5 record ids (arrays), $6 the bodies as one JSON
     // array. Several writers' appends in one statement (migration 3), each fenced as alone;
-    // answers the 1-based positions of those whose token no longer held the segment (nothing
-    // written for them), or NULL.
-    appendMany: `SELECT ${s}.append_records($1::text[], $2::bigint[], $3::bigint[], $4::uuid[], $5::uuid[], $6::json) AS not_held`,
+    // answers the 1-based positions of those it stored (the others' tokens no longer held
+    // their segments: nothing written for them), or NULL for none.
+    appendMany: `SELECT ${s}.append_records($1::text[], $2::bigint[], $3::bigint[], $4::uuid[], $5::uuid[], $6::json) AS stored`,
     // $1 pod, $2 segment, $3 token, $4 lease ms
     renew: `UPDATE ${s}.segments SET lease_expires_at = ${lease.replace("$LEASE", "$4")}
       WHERE pod_id = $1 AND segment_no = $2 AND writer_token = $3`,

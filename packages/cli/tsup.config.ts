@@ -160,6 +160,23 @@ function vendorEntries(): Record<string, string> {
 }
 
 const BUILTINS = new Set(builtinModules);
+const requireHere = createRequire(import.meta.url);
+
+/**
+ * The CommonJS module an ES module's import of `specifier` resolves to. esbuild imports a
+ * CommonJS module through `__toESM`, which copies every own property of its exports onto a new
+ * object as a getter, once per importing module: for the builtins, dozens of modules times
+ * node:fs's hundred names, about a tenth of a `pod run` start. A builtin whose exports are an
+ * object (node:fs, node:path, …) is therefore exported as an object that inherits from it: it
+ * has no own properties to copy, and a named import still reads the builtin's own, current
+ * value (through the prototype). One whose exports are a function (node:module, node:stream: a
+ * default import may be called or `new`ed) and the vendor files are exported as they are.
+ */
+function lazyRequireModule(specifier: string, builtin: boolean): string {
+  const required = `require(${JSON.stringify(specifier)})`;
+  const object = builtin && typeof requireHere(specifier) === "object";
+  return object ? `module.exports = { __proto__: ${required} };` : `module.exports = ${required};`;
+}
 const isBuiltin = (specifier: string): boolean => specifier.startsWith("node:") || BUILTINS.has(specifier);
 
 /**
@@ -167,8 +184,8 @@ const isBuiltin = (specifier: string): boolean => specifier.startsWith("node:") 
  * vendor or a Node builtin from ES module code is made lazy. esbuild turns an ES module's
  * import of an external into a `require` at the top of the CommonJS output, which would load
  * every vendor and builtin any command uses at every start. Each such import instead resolves
- * to a small CommonJS module, `module.exports = require(...)`, which esbuild evaluates when the
- * importing module is (a command's modules only when the command runs).
+ * to a small CommonJS module (lazyRequireModule), which esbuild evaluates when the importing
+ * module is (a command's modules only when the command runs).
  */
 function vendorFiles(): Plugin {
   const bySpecifier = new Map(VENDORS.map((vendor) => [vendor.specifier, `./vendor/${vendor.name}.cjs`]));
@@ -187,7 +204,7 @@ function vendorFiles(): Plugin {
         return vendor === undefined ? undefined : { path: vendor, external: true };
       });
       build.onLoad({ filter: /.*/, namespace: "insomnia-lazy-require" }, (args) => ({
-        contents: `module.exports = require(${JSON.stringify(args.path)});`,
+        contents: lazyRequireModule(args.path, !args.path.startsWith("./vendor/")),
         loader: "js",
         resolveDir: HERE,
       }));

@@ -174,6 +174,22 @@ describe("start-up cost", () => {
     }
   });
 
+  test("provider_vendor_files_keep_only_what_the_providers_use_of_zod", async () => {
+    // A namespace esbuild builds is `__export(name, { key: () => value, … })`; zod's `z`,
+    // `z.core` and `z.locales` had hundreds of keys each (see zodNamespaceImports in tsup.config.ts).
+    for (const name of ["anthropic", "openai", "openai-compatible"]) {
+      const text = await readFile(join(dirname(BIN), "vendor", `${name}.cjs`), "latin1");
+      const namespaces = [...text.matchAll(/__export\((\w+),\{([^}]*)\}/g)].map(
+        ([, id, body]) => [id!, body!.split("=>").length - 1] as const,
+      );
+      expect(namespaces.length, name).toBeGreaterThan(0);
+      expect(
+        namespaces.filter(([, keys]) => keys > 100),
+        name,
+      ).toEqual([]);
+    }
+  });
+
   test("help_and_version_read_no_vendor_file", async () => {
     const bin = await binWithout(
       (await readdir(join(dirname(BIN), "vendor"))).map((name) => name.replace(/\.cjs$/, "")),

@@ -160,6 +160,26 @@ function vendorEntries(): Record<string, string> {
 }
 
 const BUILTINS = new Set(builtinModules);
+const requireHere = createRequire(import.meta.url);
+
+/**
+ * The CommonJS module an ES module's import of `specifier` resolves to. esbuild imports a
+ * CommonJS module through `__toESM`, which copies every own property of its exports onto a new
+ * object as a getter, once per importing module: for the builtins, dozens of modules times
+ * node:fs's hundred names: a tenth of the instructions of a `pod run` start (and V8 optimised
+ * the copying loop on a second thread). A builtin whose exports are an object (node:fs,
+ * node:path, …) is therefore exported as an object that inherits from it: it has no own
+ * properties to copy, and every import (named, namespace or default) reads the builtin's own,
+ * current values through the prototype. (A default import is that object, not the builtin
+ * itself: a method called on it gets it as `this`, as one called on a namespace import always
+ * did; Node's builtins' functions do not use `this`, they are routinely destructured.) A builtin whose exports are a function (node:module, node:stream: a default import may
+ * be called or `new`ed) and the vendor files are exported as they are.
+ */
+function lazyRequireModule(specifier: string, builtin: boolean): string {
+  const required = `require(${JSON.stringify(specifier)})`;
+  const object = builtin && typeof requireHere(specifier) === "object";
+  return object ? `module.exports = { __proto__: ${required} };` : `module.exports = ${required};`;
+}
 const isBuiltin = (specifier: string): boolean => specifier.startsWith("node:") || BUILTINS.has(specifier);
 
 /**
@@ -167,8 +187,8 @@ const isBuiltin = (specifier: string): boolean => specifier.startsWith("node:") 
  * vendor or a Node builtin from ES module code is made lazy. esbuild turns an ES module's
  * import of an external into a `require` at the top of the CommonJS output, which would load
  * every vendor and builtin any command uses at every start. Each such import instead resolves
- * to a small CommonJS module, `module.exports = require(...)`, which esbuild evaluates when the
- * importing module is (a command's modules only when the command runs).
+ * to a small CommonJS module (lazyRequireModule), which esbuild evaluates when the importing
+ * module is (a command's modules only when the command runs).
  */
 function vendorFiles(): Plugin {
   const bySpecifier = new Map(VENDORS.map((vendor) => [vendor.specifier, `./vendor/${vendor.name}.cjs`]));
@@ -187,10 +207,54 @@ function vendorFiles(): Plugin {
         return vendor === undefined ? undefined : { path: vendor, external: true };
       });
       build.onLoad({ filter: /.*/, namespace: "insomnia-lazy-require" }, (args) => ({
-        contents: `module.exports = require(${JSON.stringify(args.path)});`,
+        contents: lazyRequireModule(args.path, !args.path.startsWith("./vendor/")),
         loader: "js",
         resolveDir: HERE,
       }));
+    },
+  };
+}
+
+/** An AI SDK package's ES module build (the providers', bundled from their ES modules: VENDORS). */
+const AI_SDK_ESM = /[\\/]node_modules[\\/]@ai-sdk[\\/][^\\/]+[\\/]dist[\\/]index\.mjs$/;
+/** `import { z } from "zod/v4";`, or `import { z as z2 } from "zod/v4";`: a whole line of the build. */
+const ZOD_NAMED_Z = /^import \{ z(?: as (z\d+))? \} from "zod\/v4";$/gm;
+/** Any other import that names zod 4's `z` (what ZOD_NAMED_Z must have left none of). */
+const ZOD_OTHER_Z = /^import \{[^}]*\bz\b[^}]*\} from "zod\/v4";$/m;
+
+/**
+ * The providers' `import { z } from "zod/v4"` becomes `import * as z from "zod/v4"`, so that
+ * esbuild tree-shakes zod in the providers' vendor files. zod exports `z` as its namespace
+ * object, and an imported namespace is a value to esbuild: it built every namespace of zod
+ * (`z`, `z.core`, `z.locales`, …, a thousand getters) and kept everything they name, though a
+ * provider only calls `z.object(…)`, `z.string()` and the like. A namespace import of "zod/v4"
+ * has the same members (its exports are `z`'s, plus `z` and `default`), and the providers use
+ * `z` for nothing but reading members (checked by hand for the versions in the lockfile), so
+ * each call is the same function; esbuild then keeps only what the providers use (zod declares
+ * itself free of side effects). dist/vendor/anthropic.cjs went from 920 KB to 457 KB, and a
+ * `pod run` to its first request byte from 270 M to 244 M instructions. The build fails if a
+ * provider names `z` in another form, or no longer imports it this way at all.
+ */
+function zodNamespaceImports(): Plugin {
+  return {
+    name: "insomnia-zod-namespace-imports",
+    setup(build) {
+      build.onLoad({ filter: AI_SDK_ESM }, async (args) => {
+        const text = await readFile(args.path, "utf8");
+        if (!text.includes('from "zod/v4"')) return undefined;
+        let found = 0;
+        const rewritten = text.replace(ZOD_NAMED_Z, (_line, alias: string | undefined) => {
+          found++;
+          return `import * as ${alias ?? "z"} from "zod/v4";`;
+        });
+        const provider = VENDORS.some(
+          (vendor) => vendor.build === "import" && args.path.includes(`${vendor.specifier}/dist/`),
+        );
+        if (ZOD_OTHER_Z.test(rewritten) || (provider && found === 0)) {
+          throw new Error(`${args.path}: its imports of zod's \`z\` changed; update packages/cli/tsup.config.ts`);
+        }
+        return { contents: rewritten, loader: "js", resolveDir: dirname(args.path) };
+      });
     },
   };
 }
@@ -233,7 +297,7 @@ export function binConfig(outDir: string): Options {
     splitting: false,
     // Everything is inlined but a database driver's optional native parts (never installed).
     noExternal: [/^(?!pg-native$|pg-cloudflare(?:$|\/))/],
-    esbuildPlugins: [vendorFiles(), bundledLibraries()],
+    esbuildPlugins: [vendorFiles(), bundledLibraries(), zodNamespaceImports()],
     // esbuild writes CommonJS itself (tsup would go through rollup, hoisting every require),
     // and tree-shakes the bundle as it does; `node:` stays, for vendorFiles.
     treeshake: false,

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { cp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { builtinModules } from "node:module";
+import { builtinModules, createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import { describe, expect, test } from "vitest";
@@ -153,6 +153,40 @@ describe("start-up cost", () => {
         (spec) => !vendors.has(spec) && !builtinModules.includes(spec.replace(/^node:/, "")),
       );
       expect(other, name).toEqual([]);
+    }
+  });
+
+  test("bundled_imports_of_object_builtins_inherit_from_them_instead_of_copying_them", async () => {
+    // esbuild's __toESM copies a CommonJS module's own properties once per importing module;
+    // an object inheriting from the builtin has none (see lazyRequireModule in tsup.config.ts).
+    const text = await readFile(join(dirname(BIN), "pod.cjs"), "utf8");
+    const shims = [...text.matchAll(/"insomnia-lazy-require:([^"]+)"\([^)]*\)\{([^}]*)/g)].map(
+      ([, spec, body]) => [spec!, body!] as const,
+    );
+    expect(shims.map(([spec]) => spec)).toEqual(
+      expect.arrayContaining(["node:fs", "node:module", "./vendor/anthropic.cjs"]),
+    );
+    const nodeRequire = createRequire(import.meta.url);
+    for (const [spec, body] of shims) {
+      const required = `require(${JSON.stringify(spec)})`;
+      const inherits = !spec.startsWith("./vendor/") && typeof nodeRequire(spec) === "object";
+      expect(body, spec).toMatch(inherits ? `.exports={__proto__:${required}` : `.exports=${required}`);
+    }
+  });
+
+  test("provider_vendor_files_keep_only_what_the_providers_use_of_zod", async () => {
+    // A namespace esbuild builds is `__export(name, { key: () => value, … })`; zod's `z`,
+    // `z.core` and `z.locales` had hundreds of keys each (see zodNamespaceImports in tsup.config.ts).
+    for (const name of ["anthropic", "openai", "openai-compatible"]) {
+      const text = await readFile(join(dirname(BIN), "vendor", `${name}.cjs`), "latin1");
+      const namespaces = [...text.matchAll(/__export\((\w+),\{([^}]*)\}/g)].map(
+        ([, id, body]) => [id!, body!.split("=>").length - 1] as const,
+      );
+      expect(namespaces.length, name).toBeGreaterThan(0);
+      expect(
+        namespaces.filter(([, keys]) => keys > 100),
+        name,
+      ).toEqual([]);
     }
   });
 

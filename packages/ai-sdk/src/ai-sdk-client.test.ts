@@ -73,6 +73,27 @@ describe("anthropic messages", () => {
     }
   });
 
+  test("a_tool_schema_changed_during_a_call_reaches_the_next_request_not_the_one_in_flight", async () => {
+    const server = await serve([{ text: "one" }, { text: "two" }, { text: "three" }]);
+    const client = aiSdkClient(anthropicModel(server));
+    const schema: Record<string, unknown> = { type: "object", properties: { path: { type: "string" } } };
+    const tools = [{ name: "read_file", description: "Reads a file.", inputSchema: schema }];
+    const request = { systemPrompt: PROMPT, messages: [{ role: "user" as const, content: "hi" }], tools };
+    const first = client.complete(request);
+    schema.required = ["path"];
+    await first;
+    await client.complete(request);
+    await client.complete(request);
+    const sent = server.requests.map((r) => (body(r).tools as Json[])[0]?.input_schema);
+    expect(sent).toEqual([
+      { type: "object", properties: { path: { type: "string" } } },
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    ]);
+    // The caller's schema is left as it is (the copy is what is frozen).
+    expect(Object.isFrozen(schema)).toBe(false);
+  });
+
   test("tool_calls_round_trip_and_history_only_grows_at_its_end", async () => {
     const server = await serve([
       { text: "Let me look.", toolCalls: [{ id: "toolu_1", name: "read_file", input: { path: "a.txt" } }] },

@@ -82,22 +82,59 @@ function modelMessage(message: Message): LanguageModelV3Message {
 /** Converted definitions that cannot change (the worker deep-freezes what it registers), reused across calls. */
 const frozenTools = new WeakMap<ToolDefinition, LanguageModelV3FunctionTool>();
 
+/**
+ * Converted definitions that could change, with the JSON text of the schema they were copied
+ * from: reused while the definition's schema still reads as that text (a `JSON.stringify` per
+ * call, some ten times cheaper than a `structuredClone`), copied anew when it changed.
+ */
+const copiedTools = new WeakMap<
+  ToolDefinition,
+  { readonly json: string; readonly tool: LanguageModelV3FunctionTool }
+>();
+
+const freezeEach = (_key: string, value: unknown): unknown =>
+  typeof value === "object" && value !== null ? Object.freeze(value) : value;
+
 function modelTool(definition: ToolDefinition): LanguageModelV3FunctionTool {
   const cached = frozenTools.get(definition);
   if (cached !== undefined) return cached;
-  const frozen = Object.isFrozen(definition) && Object.isFrozen(definition.inputSchema);
-  const tool: LanguageModelV3FunctionTool = {
+  if (Object.isFrozen(definition) && Object.isFrozen(definition.inputSchema)) {
+    // A frozen schema is handed on as it is.
+    const tool = Object.freeze(functionTool(definition, definition.inputSchema));
+    frozenTools.set(definition, tool);
+    return tool;
+  }
+  // Any other is copied, so a later change to it cannot reach a request in flight. The copy is
+  // the schema's JSON, which is all of it that reaches the wire.
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(definition.inputSchema);
+  } catch {
+    json = undefined;
+  }
+  // Not JSON (a cycle, a BigInt): copied as before; the provider reports what it cannot send.
+  if (json === undefined) return functionTool(definition, structuredClone(definition.inputSchema));
+  const copied = copiedTools.get(definition);
+  if (
+    copied !== undefined &&
+    copied.json === json &&
+    copied.tool.name === definition.name &&
+    copied.tool.description === definition.description
+  ) {
+    return copied.tool;
+  }
+  const tool = Object.freeze(functionTool(definition, JSON.parse(json, freezeEach)));
+  copiedTools.set(definition, { json, tool });
+  return tool;
+}
+
+function functionTool(definition: ToolDefinition, inputSchema: unknown): LanguageModelV3FunctionTool {
+  return {
     type: "function",
     name: definition.name,
     description: definition.description,
-    // A frozen schema is handed on as it is; any other is copied, so a later change to it
-    // cannot reach a request in flight.
-    inputSchema: (frozen
-      ? definition.inputSchema
-      : structuredClone(definition.inputSchema)) as LanguageModelV3FunctionTool["inputSchema"],
+    inputSchema: inputSchema as LanguageModelV3FunctionTool["inputSchema"],
   };
-  if (frozen) frozenTools.set(definition, Object.freeze(tool));
-  return tool;
 }
 
 /** Tool definitions as the spec's function tools, sorted by name (the worker runs them, never the SDK). */

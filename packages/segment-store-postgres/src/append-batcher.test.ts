@@ -80,6 +80,16 @@ async function transactionsOf(stores: readonly PostgresSegmentStore[]): Promise<
   return byPod;
 }
 
+/** Another store of `store`'s pod takes its segment over, as if its writer's lease had run out. */
+async function takeOver(store: PostgresSegmentStore) {
+  const other = await PostgresSegmentStore.open({ connectionString: sharedConnectionString(), podId: store.podId });
+  await admin.query(
+    "UPDATE insomnia.segments SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1",
+    [store.podId],
+  );
+  return { other, taken: await other.openSegment("seg-0000000001") };
+}
+
 describe("group commit of appends that arrive together", () => {
   it("appends_waiting_together_share_one_transaction_and_read_back_verbatim", async () => {
     // Pod ids that array syntax would trip on, were they not quoted.
@@ -149,13 +159,8 @@ describe("group commit of appends that arrive together", () => {
   it("a_fenced_writer_in_a_batch_writes_nothing_and_the_others_are_stored", async () => {
     const pods = await podsOnOneConnection(4);
     const first = pods.stores[0] as PostgresSegmentStore;
-    const other = await PostgresSegmentStore.open({ connectionString: sharedConnectionString(), podId: first.podId });
+    const { other, taken } = await takeOver(first);
     try {
-      await admin.query(
-        "UPDATE insomnia.segments SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1",
-        [first.podId],
-      );
-      const taken = await other.openSegment("seg-0000000001");
       const outcomes = await together(pods.pool, () => pods.writers.map((w) => w.append(message(1))));
       expect(outcomes).toEqual(["SEGMENT_FENCED", "stored", "stored", "stored"]);
       const xids = await transactionsOf(pods.stores);
@@ -178,13 +183,8 @@ describe("group commit of appends that arrive together", () => {
     };
     const pods = await podsOnOneConnection(3, undefined, { types });
     const first = pods.stores[0] as PostgresSegmentStore;
-    const other = await PostgresSegmentStore.open({ connectionString: sharedConnectionString(), podId: first.podId });
+    const { other, taken } = await takeOver(first);
     try {
-      await admin.query(
-        "UPDATE insomnia.segments SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1",
-        [first.podId],
-      );
-      const taken = await other.openSegment("seg-0000000001");
       const outcomes = await together(pods.pool, () => pods.writers.map((w) => w.append(message(1))));
       expect(outcomes).toEqual(["SEGMENT_FENCED", "stored", "stored"]);
       expect((await transactionsOf(pods.stores)).get(first.podId)).toEqual([]);

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from "pg";
 import { NOT_HELD_STATE } from "./migrations.ts";
+import { PerPoolAndSchema } from "./per-pool-and-schema.ts";
 import { isConnectionError, sqlState } from "./pg-errors.ts";
 
 /** One append as the writer hands it over: the record goes in at `seq` only while `token` holds the segment. */
@@ -223,19 +224,9 @@ export class AppendBatcher {
   }
 }
 
-const batchers = new WeakMap<Pool, Map<string, AppendBatcher>>();
+const batchers = new PerPoolAndSchema<AppendBatcher>();
 
 /** The batcher of `pool` and `schema`, shared by every store on them in this process. */
 export function appendBatcherFor(pool: Pool, schema: string, sql: AppendStatements): AppendBatcher {
-  let bySchema = batchers.get(pool);
-  if (bySchema === undefined) {
-    bySchema = new Map();
-    batchers.set(pool, bySchema);
-  }
-  let batcher = bySchema.get(schema);
-  if (batcher === undefined) {
-    batcher = new AppendBatcher(pool, sql);
-    bySchema.set(schema, batcher);
-  }
-  return batcher;
+  return batchers.get(pool, schema, () => new AppendBatcher(pool, sql));
 }

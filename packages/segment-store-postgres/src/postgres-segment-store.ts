@@ -16,6 +16,7 @@ import {
 } from "@insomnia/segment-store";
 import pg, { type Pool, type PoolClient } from "pg";
 import { migrate, quoteSchema } from "./migrations.ts";
+import { PerPoolAndSchema } from "./per-pool-and-schema.ts";
 import { causeText, isConnectionError, sleep, unavailable } from "./pg-errors.ts";
 import { PostgresSegmentWriter } from "./postgres-segment-writer.ts";
 
@@ -62,21 +63,14 @@ function guardPool(pool: Pool): void {
 function ignore(): void {}
 
 // Migrations run once per pool and schema in a process; later opens reuse the outcome.
-const migrated = new WeakMap<Pool, Map<string, Promise<void>>>();
+const migrated = new PerPoolAndSchema<Promise<void>>();
 
 function migrateOnce(pool: Pool, schema: string): Promise<void> {
-  let bySchema = migrated.get(pool);
-  if (bySchema === undefined) {
-    bySchema = new Map();
-    migrated.set(pool, bySchema);
-  }
-  let done = bySchema.get(schema);
-  if (done === undefined) {
-    done = migrate(pool, schema);
-    bySchema.set(schema, done);
-    done.catch(() => bySchema.delete(schema));
-  }
-  return done;
+  return migrated.get(pool, schema, () => {
+    const done = migrate(pool, schema);
+    done.catch(() => migrated.delete(pool, schema));
+    return done;
+  });
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {

@@ -33,7 +33,7 @@ export function storeContext(
     resolveTimeoutMs,
     host: hostname(),
     sql,
-    appends: appendBatcherFor(pool, quoted, sql),
+    appends: appendBatcherFor(pool, schema, sql),
   };
 }
 

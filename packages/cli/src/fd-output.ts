@@ -2,18 +2,7 @@ import { fstatSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { OutputStream } from "./output.ts";
 
-/**
- * The bin's stdout and stderr: text written straight to the file descriptor. `process.stdout`
- * on a pipe is a net.Socket, and creating it loads Node's stream and network modules, a
- * measurable part of a `pod prompt` (issue 15); a write here is one `writeSync`, done before
- * `write` returns, so nothing is lost when the process exits.
- *
- * - A descriptor in non-blocking mode (a parent may leave a pipe so) refuses a write with
- *   EAGAIN: the rest, and every later write, goes through `fallback()` (the process stream,
- *   which queues and flushes before exit).
- * - A reader that went away (EPIPE: `pod prompt | head -1`) ends the output: later writes are
- *   dropped, as a shell tool does, instead of failing the command.
- */
+/** Whether `fd` is a character device (a terminal, /dev/null); false when it cannot be told. */
 function isCharacterDevice(fd: number): boolean {
   try {
     return fstatSync(fd).isCharacterDevice();
@@ -27,6 +16,18 @@ export interface FallbackStream {
   write(chunk: string | Uint8Array): unknown;
 }
 
+/**
+ * The bin's stdout and stderr: text written straight to the file descriptor. `process.stdout`
+ * on a pipe is a net.Socket, and creating it loads Node's stream and network modules, a
+ * measurable part of a `pod prompt` (issue 15); a write here is one `writeSync`, done before
+ * `write` returns, so nothing is lost when the process exits.
+ *
+ * - A descriptor in non-blocking mode (a parent may leave a pipe so) refuses a write with
+ *   EAGAIN: the rest, and every later write, goes through `fallback()` (the process stream,
+ *   which queues and flushes before exit).
+ * - A reader that went away (EPIPE: `pod prompt | head -1`) ends the output: later writes are
+ *   dropped, as a shell tool does, instead of failing the command.
+ */
 export class FdOutputStream implements OutputStream {
   readonly #fd: number;
   readonly #fallback: () => FallbackStream;

@@ -4,7 +4,8 @@ import { SegmentStoreError, segmentIoError, systemErrorCode } from "./segment-st
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord, type SegmentScan } from "./segment-codec.ts";
 import { FileSegmentWriter } from "./segment-file-writer.ts";
 import { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
-import { acquireSegmentLock, type SegmentLock } from "./segment-lock.ts";
+import { acquireSegmentLock } from "./segment-lock.ts";
+import { randomToken } from "./segment-token.ts";
 import type { SegmentStartRecord } from "./segment-record.ts";
 import type {
   OpenSegmentOptions,
@@ -46,18 +47,75 @@ async function readWhole(handle: FileHandle): Promise<Buffer> {
   return more.length === 0 ? first : Buffer.concat([first, ...more], length);
 }
 
-/** Makes a new directory entry durable; skipped where directories cannot be fsynced. */
-async function syncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
+/** A directory opened ahead of its fsync: the handle, or why it could not be opened. */
+type OpenedDirectory = { handle: FileHandle; error?: never } | { handle?: never; error: unknown };
+
+/** Opens `dir` for a later {@link syncDirectory}; never rejects. */
+function openDirectory(dir: string): Promise<OpenedDirectory> {
+  return open(dir, "r").then(
+    (handle) => ({ handle }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+/** Closes a directory opened for an fsync that will not happen; never rejects. */
+function discardDirectory(opened: Promise<OpenedDirectory>): Promise<void> {
+  return opened.then(({ handle }) => handle?.close()).catch(() => undefined);
+}
+
+/**
+ * Makes a new directory entry durable; skipped where directories cannot be fsynced. The
+ * handle is closed after the fsync without waiting for it: nothing is written through it.
+ */
+async function syncDirectory(dir: string, opened: Promise<OpenedDirectory>): Promise<void> {
+  const { handle, error } = await opened;
   try {
-    handle = await open(dir, "r");
+    if (handle === undefined) throw error;
     await handle.sync();
   } catch (error) {
     if (!DIR_SYNC_UNSUPPORTED.has(systemErrorCode(error) ?? ""))
       throw segmentIoError(dir, "fsync the directory", error);
   } finally {
-    await handle?.close();
+    void handle?.close().catch(() => undefined);
   }
+}
+
+/** What writing a segment's temp file gave: its open handle, or the error. */
+type WrittenTemp = { handle: FileHandle; error?: never } | { handle?: never; error: unknown };
+
+/** Creates `temp`, writes `line` and fsyncs it; never rejects (a failure closes and says why). */
+function writeTempSegment(temp: string, line: Buffer): Promise<WrittenTemp> {
+  return (async (): Promise<WrittenTemp> => {
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(temp, "wx");
+      const { bytesWritten } = await handle.write(line, 0, line.length, 0);
+      if (bytesWritten !== line.length) throw new Error(`short write (${bytesWritten} of ${line.length} bytes)`);
+      await handle.sync();
+      return { handle };
+    } catch (error) {
+      await handle?.close().catch(() => undefined);
+      return { error };
+    }
+  })();
+}
+
+/** Closes and removes a temp segment file that will not be published; never rejects. */
+async function discardTempSegment(temp: string, written: Promise<WrittenTemp>): Promise<void> {
+  const { handle } = await written;
+  await handle?.close().catch(() => undefined);
+  await unlink(temp).catch(() => undefined);
+}
+
+/** One more than the highest counter of any segment's file (log, lock or temp) in `names`. */
+function counterAfter(names: readonly string[]): number {
+  let max = 0;
+  for (const name of names) {
+    const id = SEGMENT_ARTIFACT.exec(name)?.[1];
+    const counter = id === undefined ? undefined : parseSegmentId(id);
+    if (counter !== undefined && counter > max) max = counter;
+  }
+  return max + 1;
 }
 
 /**
@@ -86,52 +144,73 @@ export class FileSegmentStore implements SegmentStore {
     return join(this.dir, `${segmentId}.lock`);
   }
 
+  /*
+   * A create, in thread-pool round trips one after the other (a `pod run --new` waits for all
+   * of them before its first request): the directory is listed (made only when missing) while
+   * it is opened for the final fsync; then the start record is written to a temp file of its
+   * own name and fsynced while the id's lock is taken; then the temp file is linked into place
+   * and the directory fsynced while both temp names are removed. The segment file still
+   * appears only once its start record is durable and only under the id's lock, and the call
+   * resolves only after the directory fsync. The temp file needs no lock: its name is unique
+   * (`<id>.jsonl.<token>.tmp`), and a crash leaves it as debris that is never listed, only
+   * counted, as `<id>.jsonl.tmp` was.
+   */
   async createSegment(start: SegmentStartRecord): Promise<SegmentWriter> {
     const json = serializeSegmentRecord(start, "(new)", "segment_start");
-    try {
-      await mkdir(this.dir, { recursive: true });
-    } catch (error) {
-      throw segmentIoError(this.dir, "create the segment directory", error);
-    }
     const line = encodeSegmentLine(0, json);
-    for (let counter = await this.#nextCounter(); ; counter += 1) {
-      const segmentId = formatSegmentId(counter);
-      let lock: SegmentLock;
+    let directory = openDirectory(this.dir);
+    let counter = await this.#listedCounter();
+    if (counter === undefined) {
       try {
-        ({ lock } = await acquireSegmentLock(this.lockFile(segmentId), segmentId));
+        await mkdir(this.dir, { recursive: true });
+      } catch (error) {
+        await discardDirectory(directory);
+        throw segmentIoError(this.dir, "create the segment directory", error);
+      }
+      if ((await directory).handle === undefined) directory = openDirectory(this.dir);
+      counter = await this.#nextCounter().catch(async (error: unknown) => {
+        await discardDirectory(directory);
+        throw error;
+      });
+    }
+    const temp = `${this.segmentFile(formatSegmentId(counter))}.${randomToken()}.tmp`;
+    const written = writeTempSegment(temp, line);
+    for (; ; counter += 1) {
+      const segmentId = formatSegmentId(counter);
+      const file = this.segmentFile(segmentId);
+      let acquired: Awaited<ReturnType<typeof acquireSegmentLock>>;
+      try {
+        acquired = await acquireSegmentLock(this.lockFile(segmentId), segmentId);
       } catch (error) {
         if (SegmentStoreError.is(error) && error.code === "SEGMENT_LOCKED") continue;
+        await Promise.all([discardTempSegment(temp, written), discardDirectory(directory)]);
         throw error;
       }
-      const writer = await this.#publish(segmentId, line, lock);
-      if (writer !== undefined) return writer;
-    }
-  }
-
-  /** Writes the start record to a temp file, then links it into place; `undefined` if the id is taken. */
-  async #publish(segmentId: string, line: Buffer, lock: SegmentLock): Promise<SegmentWriter | undefined> {
-    const file = this.segmentFile(segmentId);
-    const temp = `${file}.tmp`;
-    let handle: FileHandle | undefined;
-    try {
-      handle = await open(temp, "w");
-      const { bytesWritten } = await handle.write(line, 0, line.length, 0);
-      if (bytesWritten !== line.length) throw new Error(`short write (${bytesWritten} of ${line.length} bytes)`);
-      await handle.sync();
-      if (!(await this.#linkNew(temp, file))) {
-        await handle.close();
-        await unlink(temp).catch(() => undefined);
-        await lock.release();
-        return undefined;
+      const { lock, cleanup } = acquired;
+      let handle: FileHandle | undefined;
+      try {
+        const outcome = await written;
+        if (outcome.handle === undefined) throw outcome.error;
+        handle = outcome.handle;
+        if (!(await this.#linkNew(temp, file))) {
+          // The id was taken by a writer that does not lock (or a hand-made file): the next
+          // id, with the same temp file, already durable.
+          await Promise.all([lock.release(), cleanup]);
+          continue;
+        }
+        const removed = unlink(temp).catch(() => undefined);
+        await Promise.all([syncDirectory(this.dir, directory), removed, cleanup]);
+        return new FileSegmentWriter(segmentId, file, handle, lock, 1, line.length);
+      } catch (error) {
+        await Promise.all([
+          handle === undefined ? discardTempSegment(temp, written) : handle.close().catch(() => undefined),
+          unlink(temp).catch(() => undefined),
+          lock.release().catch(() => undefined),
+          cleanup,
+          discardDirectory(directory),
+        ]);
+        throw segmentIoError(file, "create the segment file", error);
       }
-      await unlink(temp).catch(() => undefined);
-      await syncDirectory(this.dir);
-      return new FileSegmentWriter(segmentId, file, handle, lock, 1, line.length);
-    } catch (error) {
-      await handle?.close().catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
-      await lock.release().catch(() => undefined);
-      throw segmentIoError(file, "create the segment file", error);
     }
   }
 
@@ -159,6 +238,17 @@ export class FileSegmentStore implements SegmentStore {
     return true;
   }
 
+  /** The next free counter by the names in the directory; undefined when it cannot be listed. */
+  async #listedCounter(): Promise<number | undefined> {
+    try {
+      return counterAfter(await readdir(this.dir));
+    } catch {
+      // Missing (made next), or not listable: the directory is then made as before
+      // (`mkdir` reports what is wrong with it) and listed once more.
+      return undefined;
+    }
+  }
+
   async #nextCounter(): Promise<number> {
     let names: string[];
     try {
@@ -167,13 +257,7 @@ export class FileSegmentStore implements SegmentStore {
       if (systemErrorCode(error) === "ENOENT") return 1;
       throw segmentIoError(this.dir, "list the segment directory", error);
     }
-    let max = 0;
-    for (const name of names) {
-      const id = SEGMENT_ARTIFACT.exec(name)?.[1];
-      const counter = id === undefined ? undefined : parseSegmentId(id);
-      if (counter !== undefined && counter > max) max = counter;
-    }
-    return max + 1;
+    return counterAfter(names);
   }
 
   #checkId(segmentId: string): void {
@@ -216,7 +300,7 @@ export class FileSegmentStore implements SegmentStore {
       if (systemErrorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
       throw segmentIoError(file, "open the segment", error);
     }
-    const { lock, warnings } = await acquireSegmentLock(this.lockFile(segmentId), segmentId);
+    const { lock, warnings, cleanup } = await acquireSegmentLock(this.lockFile(segmentId), segmentId);
     let handle: FileHandle | undefined;
     try {
       try {
@@ -241,11 +325,12 @@ export class FileSegmentStore implements SegmentStore {
         await handle.sync();
         warnings.push(this.#tailWarning(file, scan, data.length, true));
       }
+      await cleanup;
       const writer = new FileSegmentWriter(segmentId, file, handle, lock, scan.records.length, scan.validLength);
       return { records: scan.records, writer, warnings };
     } catch (error) {
       await handle?.close().catch(() => undefined);
-      await lock.release().catch(() => undefined);
+      await Promise.all([lock.release().catch(() => undefined), cleanup]);
       throw segmentIoError(file, "open the segment", error);
     }
   }

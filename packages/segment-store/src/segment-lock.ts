@@ -1,15 +1,21 @@
 import { readFileSync } from "node:fs";
-import { link, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { type FileHandle, link, open, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { SegmentStoreError, segmentIoError, systemErrorCode } from "./segment-store-error.ts";
 import type { SegmentWarning } from "./segment-store.ts";
+import { randomToken } from "./segment-token.ts";
 
 /*
  * Lock file `<id>.lock`: `<pid>\n<hostname>\n<token>\n<process id>\n`, created whole in one
  * step (written to `<id>.lock.<token>.tmp`, then hard-linked into place, which fails with
  * EEXIST when a lock is there). So a lock file always has its content from the first moment
  * it exists, and an empty or unparsable one can only be debris of a crash (or of a copy of
- * this package before issue 16, which wrote it in two steps).
+ * this package before issue 16, which wrote it in two steps). The token is a random version 4
+ * UUID (segment-token.ts); readers only split the lines and compare whole contents.
+ *
+ * The temp file is written through one handle (open `wx`, write, then close and link at once:
+ * the link needs the written bytes, not the closed handle), and its name is removed while the
+ * caller goes on (`cleanup`), so taking a lock costs three thread-pool round trips, not five.
  *
  * Whether the holder still runs:
  * - another host: assumed alive (we cannot tell);
@@ -148,10 +154,17 @@ async function readHolder(file: string): Promise<LockHolder | undefined> {
 export async function acquireSegmentLock(
   file: string,
   segmentId: string,
-): Promise<{ lock: SegmentLock; warnings: SegmentWarning[] }> {
-  const token = globalThis.crypto.randomUUID(); // the Web Crypto global: no node:crypto import at start-up
+): Promise<{ lock: SegmentLock; warnings: SegmentWarning[]; cleanup: Promise<void> }> {
+  const token = randomToken();
   const content = `${process.pid}\n${hostname()}\n${token}\n${processId()}\n`;
-  const warnings = await createLockFile(file, segmentId, content, token);
+  const cleanups: Promise<void>[] = [];
+  let warnings: SegmentWarning[];
+  try {
+    warnings = await createLockFile(file, segmentId, content, token, cleanups);
+  } catch (error) {
+    await Promise.all(cleanups);
+    throw error;
+  }
   let released = false;
   const lock: SegmentLock = {
     file,
@@ -167,27 +180,61 @@ export async function acquireSegmentLock(
       }
     },
   };
-  return { lock, warnings };
+  // Resolves (never rejects) once the temp names are gone: the caller waits for it before it
+  // reports the segment created, so no temp file is left visible, but not before its next step.
+  return { lock, warnings, cleanup: Promise.all(cleanups).then(() => undefined) };
 }
 
-/** Puts `content` at `file` in one step; false when a lock file is already there. */
-async function placeLockFile(file: string, content: string, token: string): Promise<boolean> {
-  const temp = `${file}.${token}.tmp`;
+/** Writes `content` to the new file `temp` (exclusive create); the open handle, to be closed. */
+async function writeTemp(temp: string, content: string): Promise<FileHandle> {
+  const handle = await open(temp, "wx");
   try {
-    await writeFile(temp, content, { flag: "wx" });
+    const bytes = Buffer.from(content, "utf8");
+    const { bytesWritten } = await handle.write(bytes, 0, bytes.length, 0);
+    if (bytesWritten !== bytes.length) throw new Error(`short write (${bytesWritten} of ${bytes.length} bytes)`);
+    return handle;
   } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Puts `content` at `file` in one step; false when a lock file is already there. Pushes the
+ * removal of the temp name onto `cleanups` (a promise that never rejects) instead of waiting.
+ */
+async function placeLockFile(
+  file: string,
+  content: string,
+  token: string,
+  cleanups: Promise<void>[],
+): Promise<boolean> {
+  const temp = `${file}.${token}.tmp`;
+  let handle: FileHandle;
+  try {
+    handle = await writeTemp(temp, content);
+  } catch (error) {
+    if (systemErrorCode(error) !== "EEXIST") await unlink(temp).catch(() => undefined);
     throw segmentIoError(file, "create the lock file", error);
   }
-  try {
-    await link(temp, file);
-    return true;
-  } catch (error) {
-    const code = systemErrorCode(error);
-    if (code === "EEXIST") return false;
-    if (!LINK_UNSUPPORTED.has(code ?? "")) throw segmentIoError(file, "create the lock file", error);
-  } finally {
-    await unlink(temp).catch(() => undefined);
+  const [closed, linked] = await Promise.allSettled([handle.close(), link(temp, file)]);
+  const removed = unlink(temp).catch(() => undefined);
+  if (closed.status === "rejected") {
+    // The bytes were written, but report the failure as writeFile would have, and take back
+    // the lock this call just linked into place (its content is ours, nobody else's).
+    if (linked.status === "fulfilled") await unlink(file).catch(() => undefined);
+    await removed;
+    throw segmentIoError(file, "create the lock file", closed.reason);
   }
+  if (linked.status === "fulfilled") {
+    cleanups.push(removed);
+    return true;
+  }
+  // Every other way on reuses the temp name or reports an error: the name is gone first.
+  await removed;
+  const code = systemErrorCode(linked.reason);
+  if (code === "EEXIST") return false;
+  if (!LINK_UNSUPPORTED.has(code ?? "")) throw segmentIoError(file, "create the lock file", linked.reason);
   // No hard links here (some network and FUSE file systems): exclusive create, then write.
   try {
     await writeFile(file, content, { flag: "wx" });
@@ -203,10 +250,11 @@ async function createLockFile(
   segmentId: string,
   content: string,
   token: string,
+  cleanups: Promise<void>[],
 ): Promise<SegmentWarning[]> {
   const warnings: SegmentWarning[] = [];
   for (let attempt = 0; attempt < 5; attempt += 1) {
-    if (await placeLockFile(file, content, token)) return warnings;
+    if (await placeLockFile(file, content, token, cleanups)) return warnings;
     const holder = await readHolder(file);
     if (holder === undefined) continue;
     const reason = staleReason(holder);

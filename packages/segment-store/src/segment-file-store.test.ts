@@ -337,6 +337,105 @@ describe("FileSegmentStore files", () => {
   });
 });
 
+describe("FileSegmentStore createSegment", () => {
+  it("lock_file_format_is_pid_host_uuid_token_and_process_identity", async () => {
+    // Read by the current code and by older versions in other processes: four lines, the
+    // third a version 4 UUID, as Web Crypto's randomUUID made them before.
+    const store = new FileSegmentStore(dir);
+    const first = await store.createSegment(start);
+    const second = await store.createSegment(start);
+    const contents = await Promise.all([first, second].map((w) => readFile(store.lockFile(w.segmentId), "utf8")));
+    for (const content of contents) {
+      const [pid, host, token, processId, rest] = content.split("\n");
+      expect([pid, host, rest]).toEqual([String(process.pid), hostname(), ""]);
+      expect(token).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(processId).toMatch(/^(linux|node):/);
+    }
+    expect(contents[0]?.split("\n")[2]).not.toBe(contents[1]?.split("\n")[2]);
+    await first.close();
+    await second.close();
+    expect(await readdir(dir)).toEqual([`${first.segmentId}.jsonl`, `${second.segmentId}.jsonl`]);
+  });
+
+  it("creates_its_missing_directory_and_leaves_only_the_segment_and_its_lock", async () => {
+    const store = new FileSegmentStore(join(dir, "x", "y"));
+    const writer = await store.createSegment(start);
+    expect(writer.segmentId).toBe(formatSegmentId(1));
+    expect((await readdir(store.dir)).sort()).toEqual([`${writer.segmentId}.jsonl`, `${writer.segmentId}.lock`]);
+    await writer.append(message(0));
+    await writer.close();
+    expect((await store.readSegment(writer.segmentId)).records).toEqual([start, message(0)]);
+  });
+
+  it("a_directory_that_is_a_file_is_a_segment_io_error_naming_it", async () => {
+    const path = join(dir, "file");
+    await writeFile(path, "not a directory");
+    const error = await storeRejection(new FileSegmentStore(path).createSegment(start));
+    expect(error.code).toBe("SEGMENT_IO");
+    expect(error.file).toBe(path);
+    expect(error.message).toMatch(/create the segment directory/);
+    expect(await readFile(path, "utf8")).toBe("not a directory");
+  });
+
+  it("interrupted_create_with_a_unique_temp_name_leaves_no_segment_and_its_id_is_skipped", async () => {
+    // What a crash during createSegment leaves now: the start record's temp file, never listed.
+    const store = new FileSegmentStore(dir);
+    const debris = `${formatSegmentId(4)}.jsonl.0b5c3f2e-5d1a-4c2b-9f7e-1a2b3c4d5e6f.tmp`;
+    await writeFile(join(dir, debris), encodeSegmentLine(0, JSON.stringify(start)));
+    expect(await store.listSegments()).toEqual([]);
+    const writer = await store.createSegment(start);
+    expect(writer.segmentId).toBe(formatSegmentId(5));
+    await writer.close();
+    expect(await store.listSegments()).toEqual([formatSegmentId(5)]);
+    expect((await readdir(dir)).sort()).toEqual([debris, `${formatSegmentId(5)}.jsonl`]);
+  });
+
+  it("concurrent_creates_in_several_instances_take_distinct_ids_and_leave_no_temp_files", async () => {
+    // Creates that list the directory at the same time try the same ids: the lock sends all
+    // but one to the next id, each with its own start record, already durable in its temp file.
+    const stores = [0, 1, 2].map(() => new FileSegmentStore(dir));
+    for (let round = 0; round < 4; round += 1) {
+      const writers = await Promise.all(
+        Array.from({ length: 9 }, (_, i) =>
+          (stores[i % 3] as FileSegmentStore).createSegment({ ...start, systemPrompt: `prompt ${round}.${i}` }),
+        ),
+      );
+      // Half are closed before the others' files are read: a closed writer's lock is gone, its file stays.
+      await Promise.all(writers.filter((_, i) => i % 2 === 0).map((w) => w.close()));
+      for (const [i, writer] of writers.entries()) {
+        const { records } = await stores[0]!.readSegment(writer.segmentId);
+        expect(records).toEqual([{ ...start, systemPrompt: `prompt ${round}.${i}` }]);
+      }
+      await Promise.all(writers.filter((_, i) => i % 2 === 1).map((w) => w.close()));
+      expect(new Set(writers.map((w) => w.segmentId)).size).toBe(9);
+    }
+    const ids = await stores[0]!.listSegments();
+    expect(ids).toHaveLength(36);
+    expect((await readdir(dir)).sort()).toEqual(ids.map((id) => `${id}.jsonl`));
+  });
+
+  it.skipIf(process.platform !== "linux")(
+    "start_record_that_cannot_be_written_releases_the_lock_and_leaves_nothing",
+    async () => {
+      // A directory path so long that the lock's temp name fits in PATH_MAX (4096 with its NUL)
+      // and the segment's temp name, one byte longer, does not: the lock is taken, the start
+      // record fails, and the create reports it for the segment file with nothing left behind.
+      const lockTemp = `/${formatSegmentId(1)}.lock.${"0".repeat(36)}.tmp`.length;
+      let deep = dir;
+      while (4095 - lockTemp - deep.length > 250) deep = join(deep, "d".repeat(199));
+      deep = join(deep, "e".repeat(4095 - lockTemp - deep.length - 1));
+      expect(deep.length + lockTemp).toBe(4095);
+      await mkdir(deep, { recursive: true });
+      const store = new FileSegmentStore(deep);
+      const error = await storeRejection(store.createSegment(start));
+      expect(error.code).toBe("SEGMENT_IO");
+      expect(error.file).toBe(store.segmentFile(formatSegmentId(1)));
+      expect(error.message).toMatch(/create the segment file/);
+      expect(await readdir(deep)).toEqual([]);
+    },
+  );
+});
+
 /** A segment of `count` message records after the start record, in the store's line format. */
 function bigLog(count: number): { data: Buffer; lineEnds: number[] } {
   const lines = [encodeSegmentLine(0, JSON.stringify(start))];

@@ -121,7 +121,7 @@ function counterAfter(names: readonly string[]): number {
 /**
  * The embedded segment store: one `<id>.jsonl` file per segment in `dir` (line format in
  * `segment-codec.ts`), an exclusive `<id>.lock` per open writer. A segment file appears
- * (by hard link from `<id>.jsonl.tmp`) only once its start record is durable, so a crash
+ * (by hard link from `<id>.jsonl.<token>.tmp`) only once its start record is durable, so a crash
  * during `createSegment` leaves no half-made segment behind — an empty or start-less
  * segment file is therefore reported as `SEGMENT_CORRUPT`.
  */

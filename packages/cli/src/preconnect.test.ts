@@ -16,7 +16,7 @@ interface Connection {
   readonly requestsBefore: number;
   /** Everything the client sent on it. */
   data: string;
-  servername?: string | false;
+  servername?: string | false | null;
   alpn?: string | false | null;
 }
 

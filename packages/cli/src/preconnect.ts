@@ -1,4 +1,5 @@
-import type { Agent, AgentOptions, ClientRequestArgs } from "node:http";
+import type { Agent, AgentOptions as HttpAgentOptions, ClientRequestArgs } from "node:http";
+import type { AgentOptions as HttpsAgentOptions } from "node:https";
 import type { Socket } from "node:net";
 
 /*
@@ -27,6 +28,9 @@ import type { Socket } from "node:net";
  */
 
 type Transport = typeof import("node:http") | typeof import("node:https");
+
+/** Options of the agents (node:https's include the TLS ones, e.g. `ca`). */
+export type AgentOptions = HttpAgentOptions & HttpsAgentOptions;
 
 /** What the Agent class has beyond its typings: `options` and the documented `getName`. */
 interface AgentInternals {

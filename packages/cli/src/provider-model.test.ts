@@ -138,9 +138,9 @@ describe("where the first request goes", () => {
               ...base,
               baseURL: baseURL ?? "",
             })("m");
-    await model
-      .doGenerate({ prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }], maxRetries: 0 } as never)
-      .catch(() => undefined);
+    await Promise.resolve(
+      model.doGenerate({ prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }] } as never),
+    ).catch(() => undefined);
     return url;
   }
 

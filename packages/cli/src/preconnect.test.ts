@@ -142,8 +142,10 @@ describe("preconnect", () => {
     const other = await serve();
     const pool = new Preconnections();
     const fetch = createHttpFetch({ preconnections: pool });
+    const accepted = preconnected.nextConnection();
     const preconnect = pool.open(`http://127.0.0.1:${preconnected.port}/v1`);
     expect(await preconnect.connected).toBe(true);
+    await accepted;
     expect(await post(fetch, `http://127.0.0.1:${other.port}/v1/messages`)).toEqual({ n: 0 });
     expect(other.connections).toHaveLength(1);
     expect(preconnected.connections.map((c) => c.data)).toEqual([""]);

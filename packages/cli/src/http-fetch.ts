@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage, RequestOptions } from "node:http";
 import type { Readable } from "node:stream";
 import { FetchHeaders, type FetchHeadersInit } from "./fetch-headers.ts";
+import { Preconnections } from "./preconnect.ts";
 
 /*
  * The `fetch` that `pod run` gives the AI SDK providers: node:http and node:https, so a
@@ -26,6 +27,12 @@ import { FetchHeaders, type FetchHeadersInit } from "./fetch-headers.ts";
  * (gzip, deflate, br) is decoded. A URL with credentials in it is refused, as fetch does. A
  * caller must read or cancel every answer's body: an unread one keeps its connection, and
  * so the process, open until the server closes it (the providers always read them).
+ *
+ * With `preconnections`, a request to an origin opened there (preconnect.ts, which `pod run`
+ * does as soon as it knows the provider's URL) takes the socket already connected to it, and
+ * that origin's requests share that pool's keep-alive agent; every other request, and every
+ * request when nothing was preconnected, goes through Node's global agent as before. Either
+ * way the request, its bytes and its errors are the same; only the handshake came earlier.
  */
 
 /** `fetch`'s signature; a `Request` as input is refused (the providers pass URLs). */
@@ -34,6 +41,8 @@ export type HttpFetch = (input: string | URL | Request, init?: RequestInit) => P
 export interface HttpFetchOptions {
   /** Fail when the server sends nothing for this long, waiting for headers or body (default 300,000). */
   readonly idleTimeoutMs?: number;
+  /** Preconnected origins whose sockets (and agent) the requests to them use (default: none). */
+  readonly preconnections?: Preconnections;
 }
 
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
@@ -199,15 +208,21 @@ interface Hop {
 }
 
 /** One request and its answer's head; the body is left to the response. */
-async function send(hop: Hop, signal: AbortSignal | undefined, idleTimeoutMs: number): Promise<IncomingMessage> {
+async function send(
+  hop: Hop,
+  signal: AbortSignal | undefined,
+  idleTimeoutMs: number,
+  preconnections: Preconnections | undefined,
+): Promise<IncomingMessage> {
   const transport = hop.url.protocol === "https:" ? await import("node:https") : await import("node:http");
+  const agent = await preconnections?.agentFor(hop.url);
   return new Promise<IncomingMessage>((resolve, reject) => {
     // Aborted while node:http was loading (or between redirects): nothing is sent.
     if (signal?.aborted) {
       reject(abortReason(signal));
       return;
     }
-    const options: RequestOptions = { method: hop.method, headers: hop.headers };
+    const options: RequestOptions = { method: hop.method, headers: hop.headers, ...(agent ? { agent } : {}) };
     let request: ClientRequest;
     try {
       request = transport.request(hop.url, options);
@@ -262,6 +277,7 @@ function redirected(hop: Hop, status: number, location: URL): Hop {
 /** A fetch for the providers over node:http and node:https (see the top of this file). */
 export function createHttpFetch(options: HttpFetchOptions = {}): HttpFetch {
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const { preconnections } = options;
   return async (input, init = {}) => {
     if (typeof input !== "string" && !(input instanceof URL)) {
       throw new TypeError("pod's fetch takes a URL (a string or URL), not a Request");
@@ -288,7 +304,7 @@ export function createHttpFetch(options: HttpFetchOptions = {}): HttpFetch {
       body,
     };
     for (let redirects = 0; ; redirects++) {
-      const message = await send(hop, signal, idleTimeoutMs);
+      const message = await send(hop, signal, idleTimeoutMs, preconnections);
       const location = message.headers.location;
       if (!REDIRECTS.has(message.statusCode ?? 0) || location === undefined || init.redirect === "manual") {
         const at = { url: hop.url.href, redirected: redirects > 0, ...(signal === undefined ? {} : { signal }) };
@@ -316,5 +332,8 @@ export function createHttpFetch(options: HttpFetchOptions = {}): HttpFetch {
   };
 }
 
+/** The origins `pod run` preconnects to (`preconnectProvider` of provider-model.ts); `httpFetch` takes their sockets. */
+export const httpPreconnections = new Preconnections();
+
 /** The fetch `pod run` gives every provider. */
-export const httpFetch: HttpFetch = createHttpFetch();
+export const httpFetch: HttpFetch = createHttpFetch({ preconnections: httpPreconnections });

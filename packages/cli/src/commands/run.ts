@@ -9,7 +9,14 @@ import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Style } from "../output.ts";
 import { openPodStore, type PodStore, promptCacheKey } from "../pod-store.ts";
-import { apiKey, languageModel, type ProviderChoice, providerChoice } from "../provider-model.ts";
+import {
+  apiKey,
+  closeUnusedConnections,
+  languageModel,
+  preconnectProvider,
+  type ProviderChoice,
+  providerChoice,
+} from "../provider-model.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -92,11 +99,17 @@ async function session(options: SessionOptions, io: CliIo, turn: Turn | undefine
   const { manifest, origins, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const choice = providerChoice(manifest, origins, files, io);
   const key = await apiKey(choice, origins, io);
-  const opened = await openPodStore(options.store, manifest, io);
+  // The base URL passed providerChoice's trust check and the key is there: start the handshake now.
+  preconnectProvider(choice);
   try {
-    return await converse({ ...opened, choice, key, manifest, options, turn, io });
+    const opened = await openPodStore(options.store, manifest, io);
+    try {
+      return await converse({ ...opened, choice, key, manifest, options, turn, io });
+    } finally {
+      await opened.close?.();
+    }
   } finally {
-    await opened.close?.();
+    await closeUnusedConnections();
   }
 }
 

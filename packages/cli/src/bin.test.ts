@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { cp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { builtinModules, createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
+import { createAnthropic } from "@ai-sdk/anthropic";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import { describe, expect, test } from "vitest";
 import { BIN, runPod, useSandbox } from "./__fixtures__/sandbox.ts";
@@ -187,6 +188,60 @@ describe("start-up cost", () => {
         namespaces.filter(([, keys]) => keys > 100),
         name,
       ).toEqual([]);
+    }
+  });
+
+  test("the_bundled_anthropic_provider_treats_system_message_options_as_the_package_does", async () => {
+    // dist/vendor/anthropic.cjs skips building the provider's schema of a system message's
+    // options when none of its fields is set (anthropicSystemOptionsShortcut in tsup.config.ts):
+    // every outcome, request bytes or error, must be the package's own.
+    const bundled = createRequire(import.meta.url)(join(dirname(BIN), "vendor", "anthropic.cjs")) as {
+      createAnthropic: typeof createAnthropic;
+    };
+    const fake = await startFakeProvider(() => ({ text: "hi" }));
+    try {
+      const outcome = async (create: typeof createAnthropic, anthropic: unknown) => {
+        const model = create({ baseURL: fake.baseURL, apiKey: "k" })("claude-sonnet-4-5");
+        const sent = fake.requests.length;
+        try {
+          await model.doGenerate({
+            prompt: [
+              { role: "system", content: "You are a pod.", providerOptions: { anthropic } as never },
+              { role: "user", content: [{ type: "text", text: "hello" }] },
+            ],
+          });
+        } catch (error) {
+          return { error: String(error), sent: fake.requests.length - sent };
+        }
+        return { body: fake.requests.at(-1)!.body, sent: fake.requests.length - sent };
+      };
+      const cases: unknown[] = [
+        { cacheControl: { type: "ephemeral" } },
+        { cache_control: { type: "ephemeral", ttl: "1h" } },
+        { cacheControl: { type: "ephemeral" }, somethingElse: 1 },
+        {},
+        { effort: "high" },
+        { effort: "bogus" },
+        { clearAt: "next_user_message" },
+        { toolChanges: [{ type: "tool_removal", toolName: "x" }] },
+        { toolChanges: "not a list" },
+        { cacheControl: { type: "ephemeral" }, effort: undefined },
+        Object.create({ effort: "bogus" }),
+        "a string",
+        ["an", "array"],
+        null,
+      ];
+      for (const anthropic of cases) {
+        const ours = await outcome(bundled.createAnthropic, anthropic);
+        const theirs = await outcome(createAnthropic, anthropic);
+        expect(ours, JSON.stringify(anthropic)).toEqual(theirs);
+      }
+      const cached = await outcome(bundled.createAnthropic, { cacheControl: { type: "ephemeral" } });
+      expect(JSON.parse(cached.body!).system).toEqual([
+        { type: "text", text: "You are a pod.", cache_control: { type: "ephemeral" } },
+      ]);
+    } finally {
+      await fake.close();
     }
   });
 

@@ -1,8 +1,10 @@
 import { createRequire } from "node:module";
+import { knownSha256 } from "./known-sha256.ts";
 
 /*
  * SHA-256 (FIPS 180-4) of a text's UTF-8 bytes, as lowercase hex: the digest a pod records
- * for each prompt source. A short text is hashed here in JavaScript, a long one by node:crypto.
+ * for each prompt source. A builtin prompt's digest comes from the build (known-sha256.ts); any
+ * other short text is hashed here in JavaScript, a long one by node:crypto.
  *
  * Loading node:crypto costs a process start about 5 ms (it loads some 25 modules), more than
  * hashing a few KiB in JavaScript takes before V8 has optimised anything (~1.5 ms for the
@@ -17,6 +19,8 @@ export const JS_SHA256_MAX_BYTES = 4096;
 
 /** Hex SHA-256 of the UTF-8 bytes of `text`. */
 export function sha256Hex(text: string): string {
+  const known = knownSha256(text);
+  if (known !== undefined) return known;
   const bytes = Buffer.from(text, "utf8");
   return bytes.length <= JS_SHA256_MAX_BYTES ? sha256HexOfBytes(bytes) : nativeSha256Hex(bytes);
 }

@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig, type Options } from "tsup";
 import { baseConfig } from "../../tsup.base.ts";
+import { VALIBOT_FUNCTIONS } from "../manifest/src/lazy-dependencies.ts";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
@@ -117,11 +118,14 @@ interface Vendor {
    * it unused parts of zod).
    */
   readonly build: "require" | "import";
+  /** Of an `import` build: only these exports (esbuild drops the rest); all of them when absent. */
+  readonly names?: readonly string[];
 }
 
 const VENDORS: readonly Vendor[] = [
   { name: "yaml", specifier: "yaml", from: "../manifest", build: "require" },
-  { name: "valibot", specifier: "valibot", from: "../manifest", build: "require" },
+  // @insomnia/manifest calls a dozen of valibot's hundreds of functions, and lists them.
+  { name: "valibot", specifier: "valibot", from: "../manifest", build: "import", names: VALIBOT_FUNCTIONS },
   {
     name: "handlebars-parser",
     specifier: "handlebars/dist/cjs/handlebars/compiler/base.js",
@@ -142,7 +146,7 @@ const GENERATED_ENTRIES = join("node_modules", ".cache", "pod-vendor-entries");
 
 /**
  * Each vendor's entry: its CommonJS file as Node resolves it from the package using it, or a
- * generated `export * from "<specifier>"` there, so that esbuild resolves its ES modules.
+ * generated `export * from "<specifier>"` there (or `export { <names> } from …`), so that esbuild resolves its ES modules.
  */
 function vendorEntries(): Record<string, string> {
   return Object.fromEntries(
@@ -153,7 +157,8 @@ function vendorEntries(): Record<string, string> {
       }
       const entry = join(from, GENERATED_ENTRIES, `${vendor.name}.mjs`);
       mkdirSync(dirname(entry), { recursive: true });
-      writeFileSync(entry, `export * from ${JSON.stringify(vendor.specifier)};\n`);
+      const names = vendor.names === undefined ? "*" : `{ ${vendor.names.join(", ")} }`;
+      writeFileSync(entry, `export ${names} from ${JSON.stringify(vendor.specifier)};\n`);
       return [`vendor/${vendor.name}`, entry];
     }),
   );

@@ -292,6 +292,26 @@ describe("start-up cost", () => {
     expect(other.stderr).toContain("vendor/yaml.cjs: ENOENT");
   });
 
+  test("pod_run_loads_neither_web_streams_nor_crypto_before_its_request", async () => {
+    // The providers' bundles subclass TransformStream as they load (lazy-transform-stream.ts),
+    // and the builtin instruction's digest is the build's (@insomnia/prompt-loader sha256Hex).
+    const fake = await startFakeProvider(() => ({ text: "hello back" }));
+    try {
+      await box.write(
+        ".insomnia/pod.yaml",
+        `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${fake.baseURL}\n`,
+      );
+      const preload = join(import.meta.dirname, "__fixtures__", "report-before-request.cjs");
+      const env = { ...box.env, ANTHROPIC_API_KEY: "test-key" };
+      const run = await runBin(BIN, ["run", "--new", "hello"], env, ["--require", preload]);
+      expect([run.code, run.stdout]).toEqual([0, "hello back\n"]);
+      expect(run.stderr).toContain("before the request: web streams false, crypto false");
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await fake.close();
+    }
+  });
+
   test("pod_run_sends_its_request_without_loading_undici", async () => {
     const fake = await startFakeProvider(() => ({ text: "hello back" }));
     try {

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { cp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { builtinModules, createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
+import { createAnthropic } from "@ai-sdk/anthropic";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import { describe, expect, test } from "vitest";
 import { BIN, runPod, useSandbox } from "./__fixtures__/sandbox.ts";
@@ -190,6 +191,60 @@ describe("start-up cost", () => {
     }
   });
 
+  test("the_bundled_anthropic_provider_treats_system_message_options_as_the_package_does", async () => {
+    // dist/vendor/anthropic.cjs skips building the provider's schema of a system message's
+    // options when none of its fields is set (anthropicSystemOptionsShortcut in tsup.config.ts):
+    // every outcome, request bytes or error, must be the package's own.
+    const bundled = createRequire(import.meta.url)(join(dirname(BIN), "vendor", "anthropic.cjs")) as {
+      createAnthropic: typeof createAnthropic;
+    };
+    const fake = await startFakeProvider(() => ({ text: "hi" }));
+    try {
+      const outcome = async (create: typeof createAnthropic, anthropic: unknown) => {
+        const model = create({ baseURL: fake.baseURL, apiKey: "k" })("claude-sonnet-4-5");
+        const sent = fake.requests.length;
+        try {
+          await model.doGenerate({
+            prompt: [
+              { role: "system", content: "You are a pod.", providerOptions: { anthropic } as never },
+              { role: "user", content: [{ type: "text", text: "hello" }] },
+            ],
+          });
+        } catch (error) {
+          return { error: String(error), sent: fake.requests.length - sent };
+        }
+        return { body: fake.requests.at(-1)!.body, sent: fake.requests.length - sent };
+      };
+      const cases: unknown[] = [
+        { cacheControl: { type: "ephemeral" } },
+        { cache_control: { type: "ephemeral", ttl: "1h" } },
+        { cacheControl: { type: "ephemeral" }, somethingElse: 1 },
+        {},
+        { effort: "high" },
+        { effort: "bogus" },
+        { clearAt: "next_user_message" },
+        { toolChanges: [{ type: "tool_removal", toolName: "x" }] },
+        { toolChanges: "not a list" },
+        { cacheControl: { type: "ephemeral" }, effort: undefined },
+        Object.create({ effort: "bogus" }),
+        "a string",
+        ["an", "array"],
+        null,
+      ];
+      for (const anthropic of cases) {
+        const ours = await outcome(bundled.createAnthropic, anthropic);
+        const theirs = await outcome(createAnthropic, anthropic);
+        expect(ours, JSON.stringify(anthropic)).toEqual(theirs);
+      }
+      const cached = await outcome(bundled.createAnthropic, { cacheControl: { type: "ephemeral" } });
+      expect(JSON.parse(cached.body!).system).toEqual([
+        { type: "text", text: "You are a pod.", cache_control: { type: "ephemeral" } },
+      ]);
+    } finally {
+      await fake.close();
+    }
+  });
+
   test("help_and_version_read_no_vendor_file", async () => {
     const bin = await binWithout(
       (await readdir(join(dirname(BIN), "vendor"))).map((name) => name.replace(/\.cjs$/, "")),
@@ -235,6 +290,26 @@ describe("start-up cost", () => {
     const other = await runBin(bin, ["check"]);
     expect(other.code).not.toBe(0);
     expect(other.stderr).toContain("vendor/yaml.cjs: ENOENT");
+  });
+
+  test("pod_run_loads_neither_web_streams_nor_crypto_before_its_request", async () => {
+    // The providers' bundles subclass TransformStream as they load (lazy-transform-stream.ts),
+    // and the builtin instruction's digest is the build's (@insomnia/prompt-loader sha256Hex).
+    const fake = await startFakeProvider(() => ({ text: "hello back" }));
+    try {
+      await box.write(
+        ".insomnia/pod.yaml",
+        `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${fake.baseURL}\n`,
+      );
+      const preload = join(import.meta.dirname, "__fixtures__", "report-before-request.cjs");
+      const env = { ...box.env, ANTHROPIC_API_KEY: "test-key" };
+      const run = await runBin(BIN, ["run", "--new", "hello"], env, ["--require", preload]);
+      expect([run.code, run.stdout]).toEqual([0, "hello back\n"]);
+      expect(run.stderr).toContain("before the request: web streams false, crypto false");
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await fake.close();
+    }
   });
 
   test("pod_run_sends_its_request_without_loading_undici", async () => {

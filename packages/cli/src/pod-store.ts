@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { isAbsolute, join, resolve } from "node:path";
 import type { PodManifest } from "@insomnia/manifest";
 import type { SegmentStore } from "@insomnia/pod";
+import { sha256Hex } from "@insomnia/prompt-loader";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./io.ts";
 
@@ -16,7 +16,8 @@ export interface PodStore {
 
 /**
  * The directory of one pod inside a store root: its name (made safe for a file name) and a
- * hash of its pwd, so two checkouts of one repository never share a conversation.
+ * hash of its pwd, so two checkouts of one repository never share a conversation. (The hash is
+ * the prompt loader's, in JavaScript for a short text: no node:crypto at start-up.)
  */
 export function podDirectoryName(manifest: PodManifest): string {
   const name =
@@ -24,7 +25,7 @@ export function podDirectoryName(manifest: PodManifest): string {
       .replace(/[^A-Za-z0-9._-]+/g, "-")
       .replace(/^[-.]+|-+$/g, "")
       .slice(0, 64) || "pod";
-  const hash = createHash("sha256").update(manifest.pod.pwd).digest("hex").slice(0, 12);
+  const hash = sha256Hex(manifest.pod.pwd).slice(0, 12);
   return `${name}-${hash}`;
 }
 
@@ -33,7 +34,7 @@ export function podDirectoryName(manifest: PodManifest): string {
  * (each store numbers its own), so the pod's directory name is hashed in. At most 40 characters.
  */
 export function promptCacheKey(manifest: PodManifest, segmentId: string): string {
-  const pod = createHash("sha256").update(podDirectoryName(manifest)).digest("hex").slice(0, 16);
+  const pod = sha256Hex(podDirectoryName(manifest)).slice(0, 16);
   return `insomnia-${pod}-${segmentId.slice(0, 14)}`;
 }
 

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -11,6 +10,7 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import { promisify } from "node:util";
 import { closeQuietly, entryPath, errnoOf, kindOf, SAFE_FLAGS } from "./descriptor.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
@@ -19,6 +19,14 @@ import { requirePermission, shown } from "./scope-check.ts";
 import { requireRegular } from "./text-file.ts";
 
 const fsyncAsync = promisify(fsync);
+
+let nodeCrypto: typeof import("node:crypto") | undefined;
+
+/** 12 random hex digits for a temp name; node:crypto is loaded by the first write, not at start-up. */
+function randomSuffix(): string {
+  nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return nodeCrypto.randomBytes(6).toString("hex");
+}
 
 /** What a finished write did. */
 export interface WriteOutcome {
@@ -45,7 +53,7 @@ export async function atomicWrite(ctx: CallContext, located: Located, bytes: Buf
   } catch (error) {
     if (errnoOf(error) !== "ENOENT") throw failure(ctx, located.path, error, "the file");
   }
-  const tempName = `.${located.name.slice(0, 64)}.${randomBytes(6).toString("hex")}.tmp`;
+  const tempName = `.${located.name.slice(0, 64)}.${randomSuffix()}.tmp`;
   // The temp file is a sibling of the target: the scope must allow writing it as well.
   requirePermission(ctx.scope, ctx.tool, ctx.asked, `${located.dir.real}/${tempName}`, "write", true);
   const temp = entryPath(located.dir, tempName);

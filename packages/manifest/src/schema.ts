@@ -1,7 +1,6 @@
 import { isAbsolute } from "node:path";
-import type * as V from "valibot";
 import { WORKER_TOOL_NAMES } from "./defaults.ts";
-import { valibot } from "./lazy-dependencies.ts";
+import { type Valibot, valibot } from "./lazy-dependencies.ts";
 
 function noNul(value: string): boolean {
   return !value.includes("\u0000");
@@ -13,7 +12,7 @@ const MAPPING = "a mapping";
 export const TOOL_NAME_PHRASE = `one of the tool names ${WORKER_TOOL_NAMES.join(", ")}`;
 
 /** One manifest layer as written: strict objects, every key optional. Built with the valibot module `v`. */
-function buildLayerSchema(v: typeof V) {
+function buildLayerSchema(v: Valibot) {
   // Each message is the expectation phrase used in "<key> must be <phrase>, got <value>".
   const nonEmptyString = (phrase: string) => v.pipe(v.string(phrase), v.nonEmpty(phrase), v.check(noNul, phrase));
   const positiveInteger = (phrase: string) => v.pipe(v.number(phrase), v.safeInteger(phrase), v.minValue(1, phrase));

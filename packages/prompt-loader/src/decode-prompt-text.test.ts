@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { firstInvalidUtf8Offset } from "@insomnia/errors";
 import { describe, expect, it } from "vitest";
-import { decodePromptText, normalizeText, promptFileSha256, sha256Hex } from "./decode-prompt-text.ts";
+import { decodePromptText, normalizeText, promptFileSha256 } from "./decode-prompt-text.ts";
+import { sha256Hex } from "./sha256.ts";
 
 describe("decodePromptText", () => {
   it("strips_one_bom_and_normalizes_line_endings", () => {

@@ -1,5 +1,5 @@
 import { firstInvalidUtf8Offset } from "@insomnia/errors";
-import { createRequire } from "node:module";
+import { sha256Hex } from "./sha256.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -21,17 +21,6 @@ export function decodePromptText(bytes: Uint8Array): DecodeResult {
 export function normalizeText(text: string): string {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   return body.replace(/\r\n?/g, "\n");
-}
-
-let nodeCrypto: typeof import("node:crypto") | undefined;
-
-/**
- * Hex SHA-256 of the UTF-8 bytes of `text`. node:crypto is loaded on first use: loading it
- * adds to every process start, and a cold `pod prompt` never needs a hash.
- */
-export function sha256Hex(text: string): string {
-  nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
-  return nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /**

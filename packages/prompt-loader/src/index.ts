@@ -16,3 +16,4 @@ export {
   type PromptPrefix,
   type PromptRef,
 } from "./prompt-ref.ts";
+export { sha256Hex } from "./sha256.ts";

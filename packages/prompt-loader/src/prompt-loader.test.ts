@@ -6,7 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { rejectionOf, tempDirs } from "./__fixtures__/temp-dir.ts";
-import { sha256Hex } from "./decode-prompt-text.ts";
+import { sha256Hex } from "./sha256.ts";
 import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 import { parseRef } from "./prompt-ref.ts";

@@ -3,7 +3,7 @@ import { BUILTIN_PROMPTS_DIR } from "./builtin-prompts-dir.ts";
 import { PromptLoaderError } from "./prompt-loader-error.ts";
 import { parseRef, type PromptPrefix, type PromptRef } from "./prompt-ref.ts";
 import { userPromptsDir, workspacePromptsDir } from "./prompt-roots.ts";
-import { sha256Hex } from "./decode-prompt-text.ts";
+import { sha256Hex } from "./sha256.ts";
 import { readPromptFile } from "./read-prompt-file.ts";
 
 /** Default cap on a prompt file's size: 1 MiB. */

@@ -261,7 +261,22 @@ async function send(
       resolve(message);
     });
     request.end(hop.body);
+    warmWebStreamsWhileWaiting();
   });
+}
+
+let webStreamsWarm = false;
+
+/**
+ * Loads Node's web streams (the `ReadableStream` of every answer's `body`, which the providers
+ * read) once, after the first request is sent: a model takes far longer to answer than the
+ * load takes, so it costs the answer nothing, while loading them before the request would
+ * delay it (the bundles' TransformStream defers them for that reason, lazy-transform-stream.ts).
+ */
+function warmWebStreamsWhileWaiting(): void {
+  if (webStreamsWarm) return;
+  webStreamsWarm = true;
+  setImmediate(() => globalThis.ReadableStream).unref();
 }
 
 /** The next hop of a redirect, as fetch makes it (303, and 301/302 after a POST, become a GET without body). */

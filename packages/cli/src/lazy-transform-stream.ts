@@ -7,7 +7,8 @@
  * `pod run`'s instructions before its first request. This stand-in can be subclassed without
  * loading anything; constructing it (or a subclass) constructs Node's TransformStream, with
  * the subclass's prototype, so what is made is Node's stream in every respect: its internal
- * state, its `readable` and `writable`, `instanceof` either class.
+ * state, its `readable` and `writable`, `instanceof` either class. (The web streams are then
+ * loaded while the first request waits for its answer: http-fetch.ts.)
  */
 
 type TransformStreamClass = typeof globalThis.TransformStream;

@@ -292,43 +292,40 @@ describe("start-up cost", () => {
     expect(other.stderr).toContain("vendor/yaml.cjs: ENOENT");
   });
 
+  /** `pod run --new hello` against a fake Anthropic server, with `preload` (a fixture) required first. */
+  async function runReporting(preload: string) {
+    const fake = await startFakeProvider(() => ({ text: "hello back" }));
+    try {
+      await box.write(
+        ".insomnia/pod.yaml",
+        `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${fake.baseURL}\n`,
+      );
+      const env = { ...box.env, ANTHROPIC_API_KEY: "test-key" };
+      const run = await runBin(BIN, ["run", "--new", "hello"], env, [
+        "--require",
+        join(import.meta.dirname, "__fixtures__", preload),
+      ]);
+      return { run, requests: [...fake.requests] };
+    } finally {
+      await fake.close();
+    }
+  }
+
   test("pod_run_loads_neither_web_streams_nor_crypto_before_its_request", async () => {
     // The providers' bundles subclass TransformStream as they load (lazy-transform-stream.ts),
     // and the builtin instruction's digest is the build's (@insomnia/prompt-loader sha256Hex).
-    const fake = await startFakeProvider(() => ({ text: "hello back" }));
-    try {
-      await box.write(
-        ".insomnia/pod.yaml",
-        `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${fake.baseURL}\n`,
-      );
-      const preload = join(import.meta.dirname, "__fixtures__", "report-before-request.cjs");
-      const env = { ...box.env, ANTHROPIC_API_KEY: "test-key" };
-      const run = await runBin(BIN, ["run", "--new", "hello"], env, ["--require", preload]);
-      expect([run.code, run.stdout]).toEqual([0, "hello back\n"]);
-      expect(run.stderr).toContain("before the request: web streams false, crypto false");
-      expect(fake.requests).toHaveLength(1);
-    } finally {
-      await fake.close();
-    }
+    const { run, requests } = await runReporting("report-before-request.cjs");
+    expect([run.code, run.stdout]).toEqual([0, "hello back\n"]);
+    expect(run.stderr).toContain("before the request: web streams false, crypto false");
+    expect(requests).toHaveLength(1);
   });
 
   test("pod_run_sends_its_request_without_loading_undici", async () => {
-    const fake = await startFakeProvider(() => ({ text: "hello back" }));
-    try {
-      await box.write(
-        ".insomnia/pod.yaml",
-        `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${fake.baseURL}\n`,
-      );
-      const preload = join(import.meta.dirname, "__fixtures__", "report-undici.cjs");
-      const env = { ...box.env, ANTHROPIC_API_KEY: "test-key" };
-      const run = await runBin(BIN, ["run", "--new", "hello"], env, ["--require", preload]);
-      expect([run.code, run.stdout]).toEqual([0, "hello back\n"]);
-      expect(run.stderr).toContain("undici loaded: false");
-      expect(fake.requests).toHaveLength(1);
-      expect(fake.requests[0]!.headers["x-api-key"]).toBe("test-key");
-    } finally {
-      await fake.close();
-    }
+    const { run, requests } = await runReporting("report-undici.cjs");
+    expect([run.code, run.stdout]).toEqual([0, "hello back\n"]);
+    expect(run.stderr).toContain("undici loaded: false");
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.headers["x-api-key"]).toBe("test-key");
   });
 });
 

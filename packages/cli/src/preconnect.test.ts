@@ -117,15 +117,20 @@ async function failure(promise: Promise<unknown>) {
   throw new Error("expected a rejection");
 }
 
+/** A fetch whose pool has preconnected to `server`, once the server accepted the connection. */
+async function connectedTo(server: Awaited<ReturnType<typeof serve>>) {
+  const pool = new Preconnections();
+  const fetch = createHttpFetch({ preconnections: pool });
+  const accepted = server.nextConnection();
+  const preconnect = pool.open(`http://127.0.0.1:${server.port}/v1`);
+  expect(await preconnect.connected).toBe(true);
+  return { pool, fetch, preconnect, connection: await accepted };
+}
+
 describe("preconnect", () => {
   test("the_first_request_goes_on_the_connection_opened_before_it", async () => {
     const server = await serve();
-    const pool = new Preconnections();
-    const fetch = createHttpFetch({ preconnections: pool });
-    const accepted = server.nextConnection();
-    const preconnect = pool.open(`http://127.0.0.1:${server.port}/v1`);
-    expect(await preconnect.connected).toBe(true);
-    const connection = await accepted;
+    const { fetch, preconnect, connection } = await connectedTo(server);
     expect([connection.requestsBefore, connection.data]).toEqual([requestsMade, ""]);
 
     expect(await post(fetch, `http://127.0.0.1:${server.port}/v1/messages`)).toEqual({ n: 0 });
@@ -140,12 +145,7 @@ describe("preconnect", () => {
   test("a_request_to_another_origin_does_not_take_the_preconnected_socket", async () => {
     const preconnected = await serve();
     const other = await serve();
-    const pool = new Preconnections();
-    const fetch = createHttpFetch({ preconnections: pool });
-    const accepted = preconnected.nextConnection();
-    const preconnect = pool.open(`http://127.0.0.1:${preconnected.port}/v1`);
-    expect(await preconnect.connected).toBe(true);
-    await accepted;
+    const { pool, fetch, preconnect } = await connectedTo(preconnected);
     expect(await post(fetch, `http://127.0.0.1:${other.port}/v1/messages`)).toEqual({ n: 0 });
     expect(other.connections).toHaveLength(1);
     expect(preconnected.connections.map((c) => c.data)).toEqual([""]);

@@ -50,7 +50,11 @@ async function sync(from, to, keep = new Set()) {
   }
 }
 
-/** The text of a prompt file as the loader yields it: strict UTF-8, one BOM stripped, CRLF and CR made LF. */
+/**
+ * The text of a prompt file as the loader yields it: strict UTF-8, one BOM stripped, CRLF and CR
+ * made LF (src/decode-prompt-text.ts; this script runs before the package is built, so it cannot
+ * import it: known-sha256.test.ts checks that every table entry is the text the loader reads).
+ */
 function loadedText(bytes) {
   const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   return (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).replace(/\r\n?/g, "\n");

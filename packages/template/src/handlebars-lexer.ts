@@ -1,4 +1,5 @@
 import { handlebarsParser } from "./handlebars-parser.ts";
+import { lexableText } from "./line-separators.ts";
 
 /** A jison source location (lines 1-based, columns 0-based). */
 export interface JisonLocation {
@@ -53,7 +54,9 @@ export function lexTokens(text: string, visit: (token: Token) => boolean): LexEn
   const lexer = Object.create(parser.lexer) as JisonLexer;
   // Without a parser in yy the lexer throws a plain Error on unrecognized text.
   lexer.yy = {};
-  lexer.setInput(text);
+  // Positions past a U+2028 or U+2029 as an editor shows them (line-separators.ts).
+  const lexable = lexableText(text);
+  lexer.setInput(lexable.text);
   // Every token but EOF consumes input, except in states where Handlebars' lexer can emit
   // empty tokens forever (e.g. a text ending in "}}}}" leaves it in its raw state): a
   // text of n characters has at most n + 1 real tokens, so more means it is stuck.
@@ -67,7 +70,7 @@ export function lexTokens(text: string, visit: (token: Token) => boolean): LexEn
       return { kind: "error", line: at.last_line, column: at.last_column + 1 };
     }
     const name = typeof id === "number" ? (parser.terminals_[id] ?? String(id)) : id;
-    if (!visit({ name, text: lexer.yytext, loc: { ...lexer.yylloc } })) return { kind: "stopped" };
+    if (!visit({ name, text: lexable.restore(lexer.yytext), loc: { ...lexer.yylloc } })) return { kind: "stopped" };
     if (name === "EOF") return { kind: "eof" };
     if (name === "INVALID") return { kind: "invalid" };
     if (count > maxTokens) {
@@ -101,14 +104,32 @@ const STATEMENT_TOKENS: ReadonlySet<string> = new Set([
   "OPEN_RAW_BLOCK",
 ]);
 
+/** Tokens that open a block a closer ends. */
+const BLOCK_OPENERS: ReadonlySet<string> = new Set([
+  "OPEN_BLOCK",
+  "OPEN_INVERSE",
+  "OPEN_PARTIAL_BLOCK",
+  "OPEN_RAW_BLOCK",
+]);
+/** Tokens that close a block. */
+const BLOCK_CLOSERS: ReadonlySet<string> = new Set(["OPEN_ENDBLOCK", "END_RAW_BLOCK"]);
+
 /**
  * True when the tokens of `text` begin more than `max` statements; lexes no further than
- * the statement past `max`, so its cost is bounded by `max`, not by the text.
+ * the statement past `max`, so its cost is bounded by `max`, not by the text. A closer
+ * with no open block counts as a statement too: the file does not parse, and without it
+ * a file of nothing but `{{/if}}` was lexed whole, twice, before that was found.
  */
 export function hasMoreStatementsThan(text: string, max: number): boolean {
   let statements = 0;
+  let open = 0;
   const end = lexTokens(text, (token) => {
     if (STATEMENT_TOKENS.has(token.name)) statements++;
+    if (BLOCK_OPENERS.has(token.name)) open++;
+    else if (BLOCK_CLOSERS.has(token.name)) {
+      if (open === 0) statements++;
+      else open--;
+    }
     return statements <= max;
   });
   return end.kind === "stopped";

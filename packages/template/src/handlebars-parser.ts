@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import type { HbsProgram } from "./handlebars-ast.ts";
+import { lexableText, restoreStrings } from "./line-separators.ts";
 
 interface HandlebarsParserModule {
   /** Handlebars.parse: the jison parser, then standalone-line and `~` whitespace control. */
@@ -36,7 +37,11 @@ function handlebars(): HandlebarsParserModule {
 
 /** Parses template text into an AST (standalone lines and `~` whitespace control applied). */
 export function parseTemplateText(text: string): HbsProgram {
-  return handlebars().parse(text) as HbsProgram;
+  // Columns after a U+2028 or U+2029 on a line are those an editor shows (line-separators.ts).
+  const lexable = lexableText(text);
+  const ast = handlebars().parse(lexable.text) as HbsProgram;
+  restoreStrings(ast, lexable.restore);
+  return ast;
 }
 
 /** The jison parser behind Handlebars.parse, for locating syntax errors. */

@@ -39,7 +39,14 @@ function handlebars(): HandlebarsParserModule {
 export function parseTemplateText(text: string): HbsProgram {
   // Columns after a U+2028 or U+2029 on a line are those an editor shows (line-separators.ts).
   const lexable = lexableText(text);
-  const ast = handlebars().parse(lexable.text) as HbsProgram;
+  let ast: HbsProgram;
+  try {
+    ast = handlebars().parse(lexable.text) as HbsProgram;
+  } catch (error) {
+    // Its message quotes the text.
+    if (error instanceof Error) error.message = lexable.restore(error.message);
+    throw error;
+  }
   restoreStrings(ast, lexable.restore);
   return ast;
 }

@@ -33,7 +33,7 @@ describe("template cache", () => {
   it("default_bounds_hold_sixteen_times_the_default_include_limit", () => {
     expect(templateCacheStats()).toMatchObject({
       capacity: 4096,
-      maxBytes: 32 * 1024 * 1024,
+      maxBytes: 64 * 1024 * 1024,
       size: 0,
       bytes: 0,
     });

@@ -16,11 +16,11 @@ export interface CachedFile {
 }
 
 /**
- * Heap bytes per statement of a compiled file, measured (bench/template-caps.mjs, with
- * --expose-gc): the closures and measured text of one statement take 300 to 600 bytes; the
- * estimate is set above the worst kind so the bound holds for any file.
+ * Heap bytes per statement of a compiled file, measured with --expose-gc
+ * (bench/template-caps.mjs): 300 to 800 bytes by kind of statement (`{{join}}` the most);
+ * set above the worst kind so the bound holds whatever a file holds.
  */
-export const BYTES_PER_STATEMENT = 700;
+export const BYTES_PER_STATEMENT = 900;
 /** Heap bytes per file besides its statements and text: the entry, its maps and include list. */
 export const BYTES_PER_FILE = 1024;
 
@@ -57,13 +57,13 @@ export interface TemplateCacheLimits {
 
 /**
  * 4096 files: a tree of up to 4096 files (16 times the default maxIncludes) is served
- * entirely from the cache when parsed again, in any order. 32 MiB bound the memory whatever
+ * entirely from the cache when parsed again, in any order. 64 MiB bound the memory whatever
  * the files hold: what a file keeps grows with its statements more than with its text, so
  * the bound is on the estimated heap of each entry (estimateBytes), not on text length.
  */
 export const DEFAULT_CACHE_LIMITS: TemplateCacheLimits = Object.freeze({
   capacity: 4096,
-  maxBytes: 32 * 1024 * 1024,
+  maxBytes: 64 * 1024 * 1024,
 });
 
 interface Entry {

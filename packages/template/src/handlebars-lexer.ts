@@ -13,6 +13,8 @@ export interface JisonLocation {
 export interface JisonLexer {
   yy: unknown;
   yytext: string;
+  yyleng: number;
+  yylineno: number;
   yylloc: JisonLocation;
   setInput(input: string): void;
   lex(): number | string;
@@ -31,6 +33,10 @@ export interface Token {
   name: string;
   text: string;
   loc: JisonLocation;
+  /** What the lexer returned (a symbol number or name), its yyleng and yylineno: what the parser reads. */
+  id: number | string;
+  leng: number;
+  lineno: number;
 }
 
 /** Where lexing stopped: at the end, at unrecognized text (a lexical error), or because `visit` asked. */
@@ -70,7 +76,15 @@ export function lexTokens(text: string, visit: (token: Token) => boolean): LexEn
       return { kind: "error", line: at.last_line, column: at.last_column + 1 };
     }
     const name = typeof id === "number" ? (parser.terminals_[id] ?? String(id)) : id;
-    if (!visit({ name, text: lexable.restore(lexer.yytext), loc: { ...lexer.yylloc } })) return { kind: "stopped" };
+    const token: Token = {
+      name,
+      text: lexable.restore(lexer.yytext),
+      loc: { ...lexer.yylloc },
+      id,
+      leng: lexer.yyleng,
+      lineno: lexer.yylineno,
+    };
+    if (!visit(token)) return { kind: "stopped" };
     if (name === "EOF") return { kind: "eof" };
     if (name === "INVALID") return { kind: "invalid" };
     if (count > maxTokens) {
@@ -115,22 +129,33 @@ const BLOCK_OPENERS: ReadonlySet<string> = new Set([
 const BLOCK_CLOSERS: ReadonlySet<string> = new Set(["OPEN_ENDBLOCK", "END_RAW_BLOCK"]);
 
 /**
+ * Counts the statements tokens begin. A closer with no open block counts as one too: the
+ * file does not parse, and without it a file of nothing but `{{/if}}` was lexed whole,
+ * twice, before that was found.
+ */
+export class StatementCounter {
+  statements = 0;
+  #open = 0;
+
+  add(token: Token): void {
+    if (STATEMENT_TOKENS.has(token.name)) this.statements++;
+    if (BLOCK_OPENERS.has(token.name)) this.#open++;
+    else if (BLOCK_CLOSERS.has(token.name)) {
+      if (this.#open === 0) this.statements++;
+      else this.#open--;
+    }
+  }
+}
+
+/**
  * True when the tokens of `text` begin more than `max` statements; lexes no further than
- * the statement past `max`, so its cost is bounded by `max`, not by the text. A closer
- * with no open block counts as a statement too: the file does not parse, and without it
- * a file of nothing but `{{/if}}` was lexed whole, twice, before that was found.
+ * the statement past `max`, so its cost is bounded by `max`, not by the text.
  */
 export function hasMoreStatementsThan(text: string, max: number): boolean {
-  let statements = 0;
-  let open = 0;
+  const counter = new StatementCounter();
   const end = lexTokens(text, (token) => {
-    if (STATEMENT_TOKENS.has(token.name)) statements++;
-    if (BLOCK_OPENERS.has(token.name)) open++;
-    else if (BLOCK_CLOSERS.has(token.name)) {
-      if (open === 0) statements++;
-      else open--;
-    }
-    return statements <= max;
+    counter.add(token);
+    return counter.statements <= max;
   });
   return end.kind === "stopped";
 }

@@ -3,7 +3,8 @@ import { createRequire } from "node:module";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { HbsProgram } from "./handlebars-ast.ts";
-import { parseTemplateText } from "./handlebars-parser.ts";
+import { lexTokens, type Token } from "./handlebars-lexer.ts";
+import { parseTemplateText, parseTokens } from "./handlebars-parser.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
 import { runs } from "./__fixtures__/test-runs.ts";
 
@@ -35,6 +36,11 @@ describe("handlebars-parser", () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...TEMPLATE_ATOMS), { minLength: 1, maxLength: 14 }), (atoms) => {
         const text = atoms.join("");
+        // Parsing replayed tokens gives what parsing the text gives, errors included.
+        const tokens: Token[] = [];
+        if (lexTokens(text, (token) => tokens.push(token) > 0).kind === "eof") {
+          expect(outcome(() => parseTokens(text, tokens))).toBe(outcome(() => parseTemplateText(text)));
+        }
         if (!/[\u2028\u2029]/.test(text)) {
           expect(outcome(() => parseTemplateText(text))).toBe(outcome(() => Main.parse(text)));
           return;

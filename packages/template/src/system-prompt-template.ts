@@ -3,14 +3,14 @@ import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "
 import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram } from "./handlebars-ast.ts";
 import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
-import { hasMoreStatementsThan } from "./handlebars-lexer.ts";
-import { parseTemplateText } from "./handlebars-parser.ts";
+import { parseTemplateText, parseTokens } from "./handlebars-parser.ts";
+import { scanBeforeParsing } from "./pre-parse-scan.ts";
 import { prebuiltAst } from "./prebuilt-asts.ts";
 import { type RenderContext, type RenderData, RenderDataMemo } from "./render-data.ts";
 import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
 import { locateCrossing } from "./expansion-crossing.ts";
-import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
+import { MAX_NESTING_DEPTH } from "./nesting-depth.ts";
 import { SystemPromptError, withProblems } from "./system-prompt-error.ts";
 import { cachedFile, cacheGet, cacheSet, type CachedFile } from "./template-cache.ts";
 import { assembleSystemPrompt } from "./trailing-section.ts";
@@ -371,19 +371,18 @@ interface FileProblems {
 function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: number): CachedFile | FileProblems {
   const { text, ref, file } = loaded;
   const where = { ref: ref.canonical, file, chain };
-  const tooDeep = findTooDeepNesting(text);
-  if (tooDeep !== undefined) {
+  const scan = scanBeforeParsing(text, maxNodes);
+  if (scan.tooDeep !== undefined) {
     throw new SystemPromptError(
       "TOO_DEEP",
       `blocks nest more than ${MAX_NESTING_DEPTH} levels deep here; flatten them or move a part into its own file`,
-      { ...where, line: tooDeep.line, column: tooDeep.column },
+      { ...where, line: scan.tooDeep.line, column: scan.tooDeep.column },
     );
   }
   // The per-file statement cap before parsing: Handlebars' parser (and, for a file that
   // does not parse, the error locator) costs far more per statement than counting tokens
-  // does, and the count stops one statement past the cap. Only a file with enough `{{`
-  // to be over the cap is counted.
-  if (mayHaveMoreStatementsThan(text, maxNodes) && hasMoreStatementsThan(text, maxNodes)) {
+  // does, and the count stops one statement past the cap.
+  if (scan.tooManyStatements) {
     throw new SystemPromptError(
       "EXPANSION_TOO_LARGE",
       `this file alone has more than ${maxNodes} statements, over the per-file limit of ${maxNodes}; split it into several files or shorten it`,
@@ -392,7 +391,7 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
   }
   let ast: HbsProgram;
   try {
-    ast = prebuiltAst(text) ?? parseTemplateText(text);
+    ast = prebuiltAst(text) ?? (scan.tokens === undefined ? parseTemplateText(text) : parseTokens(text, scan.tokens));
   } catch (cause) {
     const info = describeSyntaxError(text, cause);
     throw new SystemPromptError("SYNTAX", `syntax error: ${info.message}`, {
@@ -422,19 +421,6 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       { ...where, cause },
     );
   }
-}
-
-/**
- * Cheap upper bound on a file's statements: every statement but text begins with `{{`,
- * and there is at most one text between two of them, so n `{{` make at most 2n + 1.
- */
-function mayHaveMoreStatementsThan(text: string, max: number): boolean {
-  let opens = 0;
-  for (let at = text.indexOf("{{"); at !== -1; at = text.indexOf("{{", at + 2)) {
-    opens++;
-    if (2 * opens + 1 > max) return true;
-  }
-  return false;
 }
 
 /**

@@ -1,8 +1,11 @@
 import { runInNewContext } from "node:vm";
 import { setFlagsFromString } from "node:v8";
 import type { LoadedPrompt, PromptRef } from "@insomnia/prompt-loader";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makePromptDirs, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
+import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
+import { runs } from "./__fixtures__/test-runs.ts";
 import {
   clearTemplateCache,
   SystemPromptError,
@@ -155,6 +158,35 @@ describe("issue 27: positions count what an editor shows", () => {
         detail: "syntax error: {{#if}} is never closed; add {{/if}}",
       });
     }
+  });
+});
+
+/** The outcome of parsing `text` as the only file: the error's code, position and detail, or "ok". */
+async function outcomeOf(text: string): Promise<string> {
+  try {
+    await SystemPromptTemplate.parse("$workspace/main", memoryLoader({ "$workspace/main": text }));
+    return "ok";
+  } catch (error) {
+    if (!SystemPromptError.is(error)) throw error;
+    return `${error.code} ${error.line}:${error.column} ${error.detail}`;
+  }
+}
+
+describe("issue 27: no input leaves a garbled message", () => {
+  it("any_line_break_gives_the_message_and_position_lf_gives", async () => {
+    // CRLF and a lone CR are line breaks as LF is: the same template with either gets the
+    // same outcome, position and wording (a tag read at a wrong offset shows up here).
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...TEMPLATE_ATOMS, "\n", "\n", "{{#if cwd}}\n"), { minLength: 1, maxLength: 14 }),
+        fc.constantFrom("\r", "\r\n"),
+        async (atoms, newline) => {
+          const text = atoms.join("");
+          expect(await outcomeOf(text.replaceAll("\n", newline))).toBe(await outcomeOf(text));
+        },
+      ),
+      { numRuns: runs(200, 3000) },
+    );
   });
 });
 

@@ -79,7 +79,8 @@ export function lexTokens(text: string, visit: (token: Token) => boolean): LexEn
     const token: Token = {
       name,
       text: lexable.restore(lexer.yytext),
-      loc: { ...lexer.yylloc },
+      // jison makes a new yylloc for every token, so it is kept, not copied.
+      loc: lexer.yylloc,
       id,
       leng: lexer.yyleng,
       lineno: lexer.yylineno,

@@ -80,7 +80,8 @@ function replayLexer(tokens: readonly Token[]) {
       this.match = token.text;
       this.yyleng = token.leng;
       this.yylineno = token.lineno;
-      this.yylloc = { ...token.loc };
+      // Read, never written, by the parser (it builds its own locations from it).
+      this.yylloc = token.loc;
       return token.id;
     },
   };

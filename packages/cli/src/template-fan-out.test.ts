@@ -38,7 +38,7 @@ describe("pod check on a fan-out include tree", () => {
           cwd: box.ws,
           env: { PATH: process.env.PATH ?? "", ...box.env, POD_TEST_PEAK_RSS_FILE: rssFile },
           encoding: "utf8",
-          timeout: 240_000,
+          timeout: 120_000,
         },
         (error, stdout, stderr) => {
           const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
@@ -55,5 +55,5 @@ describe("pod check on a fan-out include tree", () => {
     // About a second and under 200 MiB on a quiet 2-core machine; loose for a loaded one.
     expect(seconds).toBeLessThan(60);
     expect(peakMiB).toBeLessThan(MAX_OLD_SPACE_MB);
-  }, 300_000);
+  }, 150_000);
 });

@@ -118,6 +118,38 @@ describe("issue 27: the template cache is bounded by the memory it holds", () =>
     expect(held).toBeLessThan(2 * stats.maxBytes);
     expect(held).toBeLessThan(80 * 1024 * 1024);
   });
+
+  it("the_cache_estimate_is_above_the_heap_each_kind_of_statement_holds", async () => {
+    // The bound is only as good as the estimate: per kind of statement, 2 KiB files dense
+    // with it hold less heap per cached file than the cache counts for them.
+    const collect = gc();
+    const kinds = [
+      "{{cwd}}",
+      "a{{cwd}}",
+      "{{#if cwd}}{{/if}}",
+      "{{#each tools}}{{this}}{{/each}}",
+      '{{join tools ", "}}',
+      "{{#with scope}}{{summary}}{{/with}}",
+      "{{> inc}}",
+      "plain text, no statement",
+    ];
+    const measured: [string, number, number][] = [];
+    for (const [k, unit] of kinds.entries()) {
+      const texts: Record<string, string> = { "$workspace/inc": "x" };
+      for (let i = 0; i < 40; i++)
+        texts[`$workspace/k${k}f${i}`] = `${i}\n${unit.repeat(Math.floor(2040 / unit.length))}`;
+      const loader = memoryLoader(texts);
+      clearTemplateCache();
+      collect();
+      const before = process.memoryUsage().heapUsed;
+      for (let i = 0; i < 40; i++) await SystemPromptTemplate.parse(`$workspace/k${k}f${i}`, loader);
+      collect();
+      const held = process.memoryUsage().heapUsed - before;
+      const stats = templateCacheStats();
+      measured.push([unit, Math.round(held / stats.size), Math.round(stats.bytes / stats.size)]);
+    }
+    for (const [unit, heap, estimate] of measured) expect([unit, heap < estimate]).toEqual([unit, true]);
+  });
 });
 
 describe("issue 27: positions count what an editor shows", () => {

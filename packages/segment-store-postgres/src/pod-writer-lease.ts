@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { SegmentStoreError, type SegmentWarning } from "@insomnia/segment-store";
 import type { PoolClient } from "pg";
-import { causeText, isConnectionError, unavailable } from "./pg-errors.ts";
+import { causeText, isConnectionError, sleep, unavailable } from "./pg-errors.ts";
 import type { StoreContext } from "./store-context.ts";
 
 /** The advisory lock key under which everything that changes who writes a pod runs. */
@@ -28,8 +28,6 @@ export class PodWriterLease {
   readonly token: string;
   readonly #ctx: StoreContext;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
-  /** Set once a renewal found the lease taken over: this instance writes no more. */
-  lost = false;
 
   private constructor(ctx: StoreContext, token: string) {
     this.#ctx = ctx;
@@ -76,10 +74,13 @@ export class PodWriterLease {
     }
     if (failure !== undefined) {
       if (SegmentStoreError.is(failure)) throw failure;
-      if (isConnectionError(failure)) throw unavailable(what, failure);
-      throw new SegmentStoreError("SEGMENT_IO", `${what}: PostgreSQL refused it (${causeText(failure)})`, {
-        cause: failure,
-      });
+      if (!isConnectionError(failure)) {
+        throw new SegmentStoreError("SEGMENT_IO", `${what}: PostgreSQL refused it (${causeText(failure)})`, {
+          cause: failure,
+        });
+      }
+      // The connection dropped, perhaps after the commit: learn whether the lease is ours.
+      if (!(await PodWriterLease.#resolveTake(ctx, token, failure))) throw unavailable(what, failure);
     }
     const warnings: SegmentWarning[] =
       previous?.token != null
@@ -95,11 +96,40 @@ export class PodWriterLease {
     return { lease: new PodWriterLease(ctx, token), warnings };
   }
 
+  /** Renews the lease; once it was taken over there is nothing left to renew (creates and opens check it themselves). */
+  /** After a take lost its connection: waits for its transaction (the pod's advisory lock) and looks the token up. */
+  static async #resolveTake(ctx: StoreContext, token: string, cause: unknown): Promise<boolean> {
+    const { pool, sql, podId, resolveTimeoutMs } = ctx;
+    const deadline = Date.now() + resolveTimeoutMs;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      let client: PoolClient | undefined;
+      let failure: unknown;
+      try {
+        client = await pool.connect();
+        await client.query("BEGIN");
+        await client.query(sql.lockPod, [podLockKey(ctx)]);
+        const { rowCount } = await client.query(sql.podHeld, [podId, token]);
+        await client.query("COMMIT");
+        return rowCount === 1;
+      } catch (error) {
+        failure = error;
+        if (!isConnectionError(error)) throw unavailable(`taking the writer lease of pod ${podId}`, cause);
+      } finally {
+        client?.release(failure === undefined ? undefined : (failure as Error));
+      }
+      if (Date.now() + delay > deadline) return false;
+      await sleep(delay);
+    }
+  }
+
   async #renew(): Promise<void> {
-    if (this.lost || this.#heartbeat === undefined) return;
+    if (this.#heartbeat === undefined) return;
     const { pool, sql, podId, leaseMs } = this.#ctx;
     const { rowCount } = await pool.query(sql.podRenew, [podId, this.token, leaseMs]);
-    if (rowCount !== 1) this.lost = true;
+    if (rowCount !== 1) {
+      clearInterval(this.#heartbeat);
+      this.#heartbeat = undefined;
+    }
   }
 
   /** Stops the heartbeat and gives the lease back (if the database is out of reach, it runs out by itself). */

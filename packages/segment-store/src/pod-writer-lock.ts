@@ -241,8 +241,11 @@ async function takeOver(file: string, temp: string, content: string, holder: Loc
         await unlink(claim).catch(() => undefined);
         return "changed";
       }
-      await rename(temp, file);
-      await unlink(claim).catch(() => undefined);
+      try {
+        await rename(temp, file);
+      } finally {
+        await unlink(claim).catch(() => undefined);
+      }
       return "taken";
     }
     const raw = await readRaw(claim);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
@@ -525,6 +525,24 @@ describe("usage and the store", () => {
       expect(provider.requests).toHaveLength(0);
     },
   );
+
+  test("the_store_directories_a_run_creates_are_0700_and_its_files_0600_whatever_the_umask", async () => {
+    const server = await serve([{ text: "a" }]);
+    const env = await workspace(server);
+    const before = process.umask(0); // inherited by the pod process
+    try {
+      expect((await pod(env, "run", "hi")).code).toBe(0);
+    } finally {
+      process.umask(before);
+    }
+    const mode = async (path: string) => ((await stat(path)).mode & 0o777).toString(8);
+    const state = env.XDG_STATE_HOME!;
+    const dir = await podStoreDir(env);
+    for (const made of [state, join(state, "insomnia"), join(state, "insomnia", "pods"), dir]) {
+      expect([made, await mode(made)]).toEqual([made, "700"]);
+    }
+    expect(await mode(join(dir, "seg-0000000001.jsonl"))).toBe("600");
+  });
 
   test("a_run_while_another_process_writes_the_pod_is_locked_and_writes_nothing", async () => {
     const server = await serve([{ text: "first" }]);

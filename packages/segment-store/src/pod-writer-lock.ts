@@ -39,6 +39,8 @@ export interface PodWriterFileLock {
   readonly file: string;
   /** The random id of this lock instance (the lock file's third line). */
   readonly token: string;
+  /** {@link contentId} of this lock's content: the name part of claims on it. */
+  readonly contentId: string;
   /** Removes the lock file if it is still this lock's. Idempotent. */
   release(): Promise<void>;
 }
@@ -290,6 +292,7 @@ export async function acquirePodWriterLock(
   const lock: PodWriterFileLock = {
     file,
     token,
+    contentId: contentId(content),
     async release() {
       if (released) return;
       released = true;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { link, open, readdir, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { link, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { SegmentStoreError, segmentIoError, systemErrorCode } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord, type SegmentScan } from "./segment-codec.ts";
@@ -7,7 +7,6 @@ import { FileSegmentWriter } from "./segment-file-writer.ts";
 import { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
 import {
   acquirePodWriterLock,
-  contentId,
   LOCK_CLAIM,
   LOCK_TEMP,
   POD_LOCK_NAME,
@@ -244,11 +243,10 @@ export class FileSegmentStore implements SegmentStore {
     } catch (error) {
       throw segmentIoError(this.dir, "list the segment directory", error);
     }
-    const own = contentId(await readFile(lock.file, "utf8").catch(() => ""));
     const debris = names.filter((name) => {
       if (SEGMENT_TEMP.test(name) || LEGACY_SEGMENT_LOCK.test(name)) return true;
       const claimed = LOCK_CLAIM.exec(name)?.[1];
-      if (claimed !== undefined) return claimed !== own;
+      if (claimed !== undefined) return claimed !== lock.contentId;
       const pid = LOCK_TEMP.exec(name)?.[1];
       return pid !== undefined && Number(pid) !== process.pid && processGone(Number(pid));
     });

@@ -24,6 +24,7 @@ export { resolveManifest } from "./resolve-manifest.ts";
 export type { ResolveManifestOptions } from "./resolve-manifest.ts";
 export type {
   ManifestLayerResult,
+  ManifestPricing,
   ManifestProvider,
   ManifestScopeRule,
   PartialManifest,

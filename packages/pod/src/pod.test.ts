@@ -185,7 +185,7 @@ describe("first run", () => {
         sections: pod.sections,
       },
       { type: "message", message: { role: "user", content: "hello" } },
-      { type: "message", message: { role: "assistant", content: "answer 1" } },
+      { type: "message", message: { role: "assistant", content: "answer 1" }, call: expect.any(Object) },
     ]);
   });
 
@@ -385,7 +385,7 @@ describe("compact", () => {
     });
     expect(secondLog.records.slice(1)).toEqual([
       { type: "message", message: { role: "user", content: "three" } },
-      { type: "message", message: { role: "assistant", content: "answer 3" } },
+      { type: "message", message: { role: "assistant", content: "answer 3" }, call: expect.any(Object) },
     ]);
   });
 
@@ -446,7 +446,7 @@ describe("Pod.restore", () => {
     const { records } = await store.readSegment(before.segmentId);
     expect(records.slice(-2)).toEqual([
       { type: "message", message: { role: "user", content: "three" } },
-      { type: "message", message: { role: "assistant", content: "answer 1" } },
+      { type: "message", message: { role: "assistant", content: "answer 1" }, call: expect.any(Object) },
     ]);
     expect(await store.listSegments()).toHaveLength(2);
   });

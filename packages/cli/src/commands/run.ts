@@ -17,7 +17,7 @@ import {
   type ProviderChoice,
   providerChoice,
 } from "../provider-model.ts";
-import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import { activityLines, usageLine, writeWarning } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
@@ -143,14 +143,19 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     );
   }
 
-  const [{ aiSdkClient, AiSdkError }, { Worker, WorkerError }, { Pod, SUMMARY_PREFIX }, { PromptLoader }, model] =
-    await Promise.all([
-      import("@insomnia/ai-sdk"),
-      import("@insomnia/worker"),
-      import("@insomnia/pod"),
-      import("@insomnia/prompt-loader"),
-      languageModel(choice, key),
-    ]);
+  const [
+    { aiSdkClient, AiSdkError },
+    { Worker, WorkerError },
+    { Pod, SUMMARY_PREFIX, callCost, priceOf, usageTotals },
+    { PromptLoader },
+    model,
+  ] = await Promise.all([
+    import("@insomnia/ai-sdk"),
+    import("@insomnia/worker"),
+    import("@insomnia/pod"),
+    import("@insomnia/prompt-loader"),
+    languageModel(choice, key),
+  ]);
   const interrupt = interruption(io);
   let pod: Pod | undefined;
   try {
@@ -173,6 +178,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
         : await Pod.restore(store, latest, worker, {
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
+            provider: manifest.provider,
             ...(clock === undefined ? {} : { clock }),
           });
     const history = worker.getHistory();
@@ -218,7 +224,11 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       return 0;
     }
     io.stdout.write(result.final.endsWith("\n") || result.final === "" ? result.final : `${result.final}\n`);
-    io.stderr.write(`pod: ${usageLine(usageTotals(result.messages))}\n`);
+    const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
+    const calls = result.messages.flatMap((m) =>
+      m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : [],
+    );
+    io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     return 0;
   } finally {
     interrupt.stop();

@@ -43,6 +43,7 @@ export function callCost(
   cacheTtl?: "5m" | "1h",
 ): number | undefined {
   if (usage?.inputTokens === undefined || usage.outputTokens === undefined || price === undefined) return undefined;
+  if (price.maxInputTokens !== undefined && usage.inputTokens > price.maxInputTokens) return undefined;
   const cacheRead = usage.cacheReadTokens ?? 0;
   const cacheWrite = usage.cacheWriteTokens ?? 0;
   const uncached = Math.max(0, usage.inputTokens - cacheRead - cacheWrite);

@@ -152,6 +152,9 @@ describe("the cost of a conversation", () => {
     expect(minimumCacheablePrompt("claude-opus-4-5-20251101")).toBe(4096);
     expect(minimumCacheablePrompt("gpt-5-mini")).toBe(1024);
     expect(minimumCacheablePrompt("llama-3.3")).toBeUndefined();
+    // Over 200K input tokens Sonnet 4.5 bills long-context rates the table does not carry: unknown.
+    expect(callCost(usage(200_000, 0, 0, 1), shippedPrice("claude-sonnet-4-5"))).toBeCloseTo(0.600015, 12);
+    expect(callCost(usage(200_001, 0, 0, 1), shippedPrice("claude-sonnet-4-5"))).toBeUndefined();
     // A 1-hour write is priced at the 1-hour rate.
     expect(callCost(usage(1000, 0, 1000, 0), shippedPrice("claude-sonnet-4-5"), "1h")).toBeCloseTo(0.006, 12);
   });

@@ -11,6 +11,11 @@ export interface ModelPrice {
   readonly cacheWrite?: number | undefined;
   /** Input tokens written to the prompt cache with a 1-hour lifetime, where the provider has it. */
   readonly cacheWrite1h?: number | undefined;
+  /**
+   * The largest prompt (input tokens, cached ones included) these prices hold for; a longer
+   * prompt is billed at long-context rates the table does not carry, so its cost is unknown.
+   */
+  readonly maxInputTokens?: number | undefined;
 }
 
 /**
@@ -29,6 +34,8 @@ const openai = (input: number, cacheRead: number, output: number) =>
 const OPUS_4_5 = anthropic(5, 25, 6.25, 10, 0.5);
 const OPUS_4 = anthropic(15, 75, 18.75, 30, 1.5);
 const SONNET = anthropic(3, 15, 3.75, 6, 0.3);
+// Sonnet 4 and 4.5 bill prompts over 200K tokens (their 1M-token context) at long-context rates.
+const SONNET_200K = Object.freeze({ ...SONNET, maxInputTokens: 200_000 });
 
 /** The shipped prices by model id (dated snapshots such as `-20250929` are looked up without their date). */
 const PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
@@ -41,9 +48,9 @@ const PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
   "claude-opus-4-0": OPUS_4,
   "claude-opus-4": OPUS_4,
   "claude-sonnet-4-6": SONNET,
-  "claude-sonnet-4-5": SONNET,
-  "claude-sonnet-4-0": SONNET,
-  "claude-sonnet-4": SONNET,
+  "claude-sonnet-4-5": SONNET_200K,
+  "claude-sonnet-4-0": SONNET_200K,
+  "claude-sonnet-4": SONNET_200K,
   "claude-3-7-sonnet": SONNET,
   "claude-haiku-4-5": anthropic(1, 5, 1.25, 2, 0.1),
   "claude-3-5-haiku": anthropic(0.8, 4, 1, 1.6, 0.08),

@@ -46,7 +46,7 @@ export function count(n: number): string {
 
 /** USD for a person: cents once it is a dollar or more, else enough digits to see the amount. */
 export function usd(cost: number): string {
-  return `$${cost.toFixed(cost >= 1 ? 2 : cost >= 0.01 ? 4 : 6)}`;
+  return `$${cost.toFixed(cost >= 1 || cost === 0 ? 2 : cost >= 0.01 ? 4 : 6)}`;
 }
 
 /** The cost of some calls: unknown when a price or usage is, with what is known of it. */

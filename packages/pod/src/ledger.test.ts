@@ -283,6 +283,37 @@ describe("cache-break causes, each produced on purpose", () => {
     expect(calls[0]).toMatchObject({ provider: "anthropic", model: SONNET.model, sentAt: "2026-01-05T10:00:00.000Z" });
   });
 
+  test("a_restored_pod_records_the_provider_it_is_given_and_compares_across_the_restore", async () => {
+    const dir = await makePodDir("You are a pod.\n");
+    dirs.push(dir);
+    const store = new MemorySegmentStore();
+    const clock = handClock();
+    const client = new ScriptedLlmClient([
+      { content: "a", usage: usage(3000, 0, 2900, 5) },
+      { content: "b", usage: usage(3100, 2900, 100, 5) },
+    ]);
+    const first = await Pod.fromManifest({ ...dir.manifest, provider: SONNET } as PodManifest, {
+      worker: new Worker({ client }),
+      store,
+      callClock: clock,
+      env: dir.env,
+    });
+    await first.run("1");
+    await first.close();
+    const restored = await Pod.restore(store, first.segmentId!, new Worker({ client }), {
+      provider: SONNET,
+      callClock: clock,
+    });
+    await restored.run("2");
+    await restored.close();
+    const { records } = await store.readSegment(first.segmentId!);
+    const last = records.at(-1) as { call?: { model?: string; costUsd?: number } };
+    expect(last.call).toMatchObject({ model: SONNET.model, costUsd: expect.closeTo(0.00162, 12) }); // 100×3 + 2900×0.3 + 100×3.75 + 5×15 µ$
+    expect((await segmentsOf(store, first.segmentId!)).length).toBe(1);
+    const calls = conversationLedger(await segmentsOf(store, first.segmentId!));
+    expect(calls.map((c) => c.cacheBreak)).toEqual([{ cause: "first-request" }, undefined]);
+  });
+
   test("calls_without_reported_usage_are_skipped_when_comparing", () => {
     const sent = { sentAt: "2026-01-05T10:00:00.000Z", system: "s", tools: "t", messages: ["m"] };
     const breaks = cacheBreaks([

@@ -33,3 +33,9 @@ export const MAX_MANIFEST_BYTES = 256 * 1024;
 
 /** Deepest YAML nesting accepted; a valid manifest needs 4 levels. */
 export const MAX_MANIFEST_DEPTH = 32;
+
+/** Default `mcp_servers.<name>.startup_timeout_ms`: how long a server may take to start and list its tools. */
+export const DEFAULT_MCP_STARTUP_TIMEOUT_MS = 10_000;
+
+/** Default `mcp_servers.<name>.tool_timeout_ms`: how long one call to a server's tool may take. */
+export const DEFAULT_MCP_TOOL_TIMEOUT_MS = 60_000;

@@ -1,5 +1,7 @@
 export {
   DEFAULT_INSTRUCTION,
+  DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+  DEFAULT_MCP_TOOL_TIMEOUT_MS,
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
   DEFAULT_POD_NAME,
@@ -24,6 +26,7 @@ export { resolveManifest } from "./resolve-manifest.ts";
 export type { ResolveManifestOptions } from "./resolve-manifest.ts";
 export type {
   ManifestLayerResult,
+  ManifestMcpServer,
   ManifestProvider,
   ManifestScopeRule,
   PartialManifest,

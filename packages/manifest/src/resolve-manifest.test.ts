@@ -18,6 +18,7 @@ describe("resolveManifest", () => {
       },
       scope: { allow: [{ target: "/work/project", permission: "write", recursive: true }], deny: [] },
       skills: { budget: 8000 },
+      mcp_servers: {},
     });
     expect(DEFAULT_INSTRUCTION).toBe("$insomnia/default");
   });

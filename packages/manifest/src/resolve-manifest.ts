@@ -2,6 +2,8 @@ import { basename, resolve } from "node:path";
 import { checkLayerValue } from "./check-layer.ts";
 import {
   DEFAULT_INSTRUCTION,
+  DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+  DEFAULT_MCP_TOOL_TIMEOUT_MS,
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
   DEFAULT_POD_NAME,
@@ -47,6 +49,16 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
     scope: { allow, deny: (layer.scope?.deny ?? []).map(copyRule) },
     ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider, options.origins) }),
     skills: { budget: layer.skills?.budget ?? DEFAULT_SKILLS_BUDGET },
+    mcp_servers: Object.fromEntries(
+      Object.entries(layer.mcp_servers ?? {}).map(([name, server]) => [
+        name,
+        {
+          ...server,
+          startup_timeout_ms: server.startup_timeout_ms ?? DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+          tool_timeout_ms: server.tool_timeout_ms ?? DEFAULT_MCP_TOOL_TIMEOUT_MS,
+        },
+      ]),
+    ),
   };
   return deepFreeze(manifest);
 }

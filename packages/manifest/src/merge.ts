@@ -12,7 +12,8 @@ export function merge(...layers: readonly PartialManifest[]): PartialManifest {
     if (layer.provider !== undefined) out.provider = { ...out.provider, ...defined(layer.provider) };
     if (layer.skills !== undefined) out.skills = { ...out.skills, ...defined(layer.skills) };
     // A server is one unit: a higher layer that names it replaces it whole.
-    if (layer.mcp_servers !== undefined) out.mcp_servers = { ...out.mcp_servers, ...(defined(layer.mcp_servers) as typeof layer.mcp_servers) };
+    if (layer.mcp_servers !== undefined)
+      out.mcp_servers = { ...out.mcp_servers, ...(defined(layer.mcp_servers) as typeof layer.mcp_servers) };
     if (layer.scope !== undefined) {
       const scope: Mutable<NonNullable<PartialManifest["scope"]>> = { ...out.scope };
       if (layer.scope.allow !== undefined) scope.allow = [...(scope.allow ?? []), ...layer.scope.allow.map(copyRule)];

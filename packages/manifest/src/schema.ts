@@ -103,7 +103,10 @@ function buildLayerSchema(v: Valibot) {
         v.record(
           v.pipe(
             v.string("a server name"),
-            v.regex(MCP_SERVER_NAME, "a server name of letters, digits, - and single _ (it becomes part of tool names)"),
+            v.regex(
+              MCP_SERVER_NAME,
+              "a server name of letters, digits, - and single _ (it becomes part of tool names)",
+            ),
           ),
           v.pipe(
             v.strictObject(
@@ -112,7 +115,12 @@ function buildLayerSchema(v: Valibot) {
                 args: v.optional(v.array(v.string("a string"), "a list of strings")),
                 env: v.optional(v.record(v.string(), v.string("a string"), "a mapping of variable names to strings")),
                 cwd: v.optional(nonEmptyString("a non-empty path")),
-                url: v.optional(v.pipe(nonEmptyString("an http:// or https:// URL"), v.check(isHttpUrl, "an http:// or https:// URL"))),
+                url: v.optional(
+                  v.pipe(
+                    nonEmptyString("an http:// or https:// URL"),
+                    v.check(isHttpUrl, "an http:// or https:// URL"),
+                  ),
+                ),
                 headers_from_env: v.optional(
                   v.record(
                     v.string(),

@@ -169,7 +169,7 @@ export class McpServer {
    * Throws an McpError (an `isError` result for the model) when the call fails.
    */
   async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<string> {
-    if (signal?.aborted === true) throw this.#aborted(tool, signal.reason);
+    if (isAborted(signal)) throw this.#aborted(tool, signal?.reason);
     let connection = this.#connection;
     if (connection === undefined) {
       if (this.#state === "failed" && !this.#mayRestart) {
@@ -196,7 +196,7 @@ export class McpServer {
         ...(signal === undefined ? {} : { signal }),
       });
     } catch (error) {
-      if (signal?.aborted === true) throw this.#aborted(tool, error);
+      if (isAborted(signal)) throw this.#aborted(tool, error);
       throw this.#failure(connection, tool, timeoutMs, error);
     }
     const content = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : undefined;
@@ -204,7 +204,8 @@ export class McpServer {
       throw this.#failure(connection, tool, timeoutMs, new Error("the result has no content list"));
     }
     const text = resultText(content, result.structuredContent, this.#context.maxResultBytes);
-    if (result.isError === true) throw new McpError("TOOL_FAILED", text === "" ? `${tool} failed` : text, { server: this.name });
+    if (result.isError === true)
+      throw new McpError("TOOL_FAILED", text === "" ? `${tool} failed` : text, { server: this.name });
     return text;
   }
 
@@ -213,20 +214,28 @@ export class McpServer {
     const code = error instanceof SdkMcpError ? error.code : undefined;
     let mcp: McpError;
     if (code === ErrorCode.RequestTimeout) {
-      mcp = new McpError("TOOL_TIMEOUT", `${tool} did not answer within ${timeoutMs} ms (tool_timeout_ms); the server is restarted for the next call`, {
-        server: this.name,
-        cause: error,
-      });
+      mcp = new McpError(
+        "TOOL_TIMEOUT",
+        `${tool} did not answer within ${timeoutMs} ms (tool_timeout_ms); the server is restarted for the next call`,
+        {
+          server: this.name,
+          cause: error,
+        },
+      );
     } else if (code === ErrorCode.ConnectionClosed || this.#connection !== connection) {
       mcp = this.#unavailable(`it stopped during the call to ${tool}; it is restarted for the next call`, error);
     } else if (code !== undefined) {
       // A JSON-RPC error answer is the server refusing this call, not a broken server.
       return new McpError("TOOL_FAILED", `${tool} failed: ${errorText(error)}`, { server: this.name, cause: error });
     } else {
-      mcp = new McpError("MALFORMED_RESULT", `${tool} answered something that is not a tool result (${errorText(error)}); the server is restarted for the next call`, {
-        server: this.name,
-        cause: error,
-      });
+      mcp = new McpError(
+        "MALFORMED_RESULT",
+        `${tool} answered something that is not a tool result (${errorText(error)}); the server is restarted for the next call`,
+        {
+          server: this.name,
+          cause: error,
+        },
+      );
     }
     this.#lost(connection, mcp.detail);
     return mcp;
@@ -276,6 +285,11 @@ export class McpServer {
     await this.#starting?.catch(() => undefined);
     while (this.#closing.size > 0) await Promise.all([...this.#closing]);
   }
+}
+
+/** A function, so the check after an await is not narrowed away by the one before it. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 function lastLine(text: string): string {

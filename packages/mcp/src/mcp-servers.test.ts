@@ -164,7 +164,11 @@ describe("startup", () => {
     ]);
     expect((await set.start()).map((tool) => tool.name)).toEqual(["mcp__good__zeta"]);
     expect(set.warnings).toEqual([
-      expect.objectContaining({ code: "MCP_SERVER_UNAVAILABLE", server: "stuck", message: expect.stringContaining("300 ms") }),
+      expect.objectContaining({
+        code: "MCP_SERVER_UNAVAILABLE",
+        server: "stuck",
+        message: expect.stringContaining("300 ms"),
+      }),
     ]);
     expect(set.status().find((s) => s.name === "stuck")?.state).toBe("failed");
     await set.close();
@@ -198,7 +202,12 @@ describe("streamable HTTP servers", () => {
 
   test("a_missing_header_variable_is_a_warning", async () => {
     const set = servers(
-      [{ name: "web", transport: { type: "http", url: "http://127.0.0.1:9/mcp", headersFromEnv: { Authorization: "NOPE" } } }],
+      [
+        {
+          name: "web",
+          transport: { type: "http", url: "http://127.0.0.1:9/mcp", headersFromEnv: { Authorization: "NOPE" } },
+        },
+      ],
       { env: {} },
     );
     expect(await set.start()).toEqual([]);
@@ -209,16 +218,24 @@ describe("streamable HTTP servers", () => {
 describe("frozen tool lists (restore)", () => {
   test("stored_definitions_are_offered_and_a_changed_server_warns", async () => {
     const first = servers([stdio("fx")]);
-    const stored = (await first.start()).map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    const stored = (await first.start()).map(({ name, description, inputSchema }) => ({
+      name,
+      description,
+      inputSchema,
+    }));
     await first.close();
 
     const restored = servers([stdio("fx", {}, { FIXTURE_VARIANT: "changed" })], { frozen: stored });
     const tools = await restored.start();
-    expect(JSON.stringify(tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })))).toBe(
-      JSON.stringify(stored),
-    );
+    expect(
+      JSON.stringify(tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }))),
+    ).toBe(JSON.stringify(stored));
     expect(restored.warnings).toEqual([
-      expect.objectContaining({ code: "TOOLS_CHANGED", server: "fx", message: expect.stringContaining("mcp__fx__zeta") }),
+      expect.objectContaining({
+        code: "TOOLS_CHANGED",
+        server: "fx",
+        message: expect.stringContaining("mcp__fx__zeta"),
+      }),
     ]);
     expect((await failure(call(restored, "mcp__fx__zeta"))).code).toBe("TOOL_VANISHED");
     expect(await call(restored, "mcp__fx__echo", { text: "x" })).toBe("ECHO: x");

@@ -23,6 +23,11 @@ export interface McpServersOptions {
   onWarning?: ((warning: McpWarning) => void) | undefined;
   /** Largest text result in UTF-8 bytes (default 256 KiB, as read_file). */
   maxResultBytes?: number | undefined;
+  /**
+   * Stops every running call when it fires, for workers that pass no signal of their own to
+   * `execute(input, { signal })` (a call's own signal is honoured as well).
+   */
+  signal?: AbortSignal | undefined;
   /** What this client calls itself at initialize (default `insomnia`). */
   clientInfo?: { name: string; version: string } | undefined;
 }
@@ -62,6 +67,7 @@ export class McpServers {
   readonly #servers: readonly McpServer[];
   readonly #frozen: readonly ToolDefinition[] | undefined;
   readonly #onWarning: ((warning: McpWarning) => void) | undefined;
+  readonly #signal: AbortSignal | undefined;
   readonly #warnings: McpWarning[] = [];
   #started: Promise<readonly Tool[]> | undefined;
   #tools: readonly Tool[] | undefined;
@@ -83,6 +89,7 @@ export class McpServers {
     this.#servers = configs.map((config) => new McpServer(config, context));
     this.#frozen = options.frozen?.filter((definition) => definition.name.startsWith("mcp__"));
     this.#onWarning = options.onWarning;
+    this.#signal = options.signal;
   }
 
   /** Warnings so far: servers that did not start, tools left out, changed lists on restore. */
@@ -178,7 +185,10 @@ export class McpServers {
   }
 
   /** Keeps the frozen definitions and warns for each server whose list differs from them. */
-  #compareFrozen(live: readonly ToolDefinition[], outcomes: PromiseSettledResult<unknown>[]): readonly ToolDefinition[] {
+  #compareFrozen(
+    live: readonly ToolDefinition[],
+    outcomes: PromiseSettledResult<unknown>[],
+  ): readonly ToolDefinition[] {
     const frozen = this.#frozen!;
     for (const [i, server] of this.#servers.entries()) {
       if (outcomes[i]!.status === "rejected") continue; // already warned: it did not start
@@ -205,6 +215,7 @@ export class McpServers {
 
   #tool(definition: ToolDefinition, routes: ReadonlyMap<string, Route>): Tool {
     const servers = this.#servers;
+    const shared = this.#signal;
     return {
       name: definition.name,
       description: definition.description,
@@ -223,7 +234,9 @@ export class McpServers {
           );
         }
         const tool = routes.get(definition.name)?.tool ?? definition.name.slice(mcpToolPrefix(server.name).length);
-        return server.call(tool, args as Record<string, unknown>, options?.signal);
+        const own = options?.signal;
+        const signal = own === undefined ? shared : shared === undefined ? own : AbortSignal.any([own, shared]);
+        return server.call(tool, args as Record<string, unknown>, signal);
       },
     };
   }

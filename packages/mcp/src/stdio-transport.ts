@@ -54,9 +54,7 @@ export class ProcessGroupStdioTransport implements Transport {
 
   start(): Promise<void> {
     const { command, args, env, cwd } = this.#launch;
-    const [file, argv] = hasSetpriv
-      ? [SETPRIV, ["--pdeathsig", "KILL", "--", command, ...args]]
-      : [command, [...args]];
+    const [file, argv] = hasSetpriv ? [SETPRIV, ["--pdeathsig", "KILL", "--", command, ...args]] : [command, [...args]];
     return new Promise((resolve, reject) => {
       const child = spawn(file, argv, {
         cwd,

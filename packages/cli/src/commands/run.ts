@@ -18,6 +18,8 @@ import {
   providerChoice,
 } from "../provider-model.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import { registerMcpTools } from "../mcp-tools.ts";
+import type { RunMcpTools } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
@@ -146,6 +148,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     ]);
   const interrupt = interruption(io);
   let pod: Pod | undefined;
+  let mcp: RunMcpTools | undefined;
   try {
     const client = aiSdkClient(model, {
       maxOutputTokens: manifest.worker.max_tokens,
@@ -157,6 +160,13 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     });
     const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });
     await toolsForRun({ manifest, worker });
+    mcp = await registerMcpTools(worker, {
+      manifest,
+      env: io.env,
+      onWarning: (warning) => writeWarning(io, style, warning),
+      signal: interrupt.signal,
+    });
+    const frozenMcp = mcp;
     const notifier: Notifier = { warn: (warning) => writeWarning(io, style, warning) };
     const clock: Clock | undefined = options.now === undefined ? undefined : { now: () => new Date(options.now!) };
     const env = { ...io.env };
@@ -166,6 +176,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
         : await Pod.restore(store, latest, worker, {
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
+            onSegmentStart: (start) => frozenMcp.freezeFrom(start),
             ...(clock === undefined ? {} : { clock }),
           });
     const history = worker.getHistory();
@@ -215,7 +226,11 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     return 0;
   } finally {
     interrupt.stop();
-    await pod?.close();
+    try {
+      await pod?.close();
+    } finally {
+      await mcp?.close(); // the servers' whole process trees
+    }
   }
 }
 

@@ -20,7 +20,11 @@ function toolList(variant, extra) {
     { name: "malformed", description: "Answers a result that is not one.", inputSchema: object() },
   ];
   if (variant === "changed") {
-    tools.splice(0, 2, { name: "echo", description: "Echoes its text, louder.", inputSchema: object({ text: { type: "string" } }) });
+    tools.splice(0, 2, {
+      name: "echo",
+      description: "Echoes its text, louder.",
+      inputSchema: object({ text: { type: "string" } }),
+    });
     tools.push({ name: "newcomer", description: "Came later.", inputSchema: object() });
   }
   return [...tools, ...extra];

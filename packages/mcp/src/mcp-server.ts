@@ -1,14 +1,14 @@
 import { errorText } from "@insomnia/errors";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError as SdkMcpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { McpError } from "./mcp-error.ts";
 import { resultText } from "./result-text.ts";
 import { DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS } from "./server-config.ts";
 import type { McpServerConfig } from "./server-config.ts";
-import { ProcessGroupStdioTransport } from "./stdio-transport.ts";
+import { loadSdk } from "./sdk.ts";
+import type { Sdk } from "./sdk.ts";
+import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 
 /** Where a server is in its life. */
 export type McpServerState = "not-started" | "starting" | "ready" | "failed" | "stopped";
@@ -26,6 +26,7 @@ export interface McpServerContext {
 }
 
 interface Connection {
+  readonly sdk: Sdk;
   readonly client: Client;
   readonly transport: Transport;
   /** Tools the server listed when this connection started. */
@@ -98,12 +99,17 @@ export class McpServer {
     this.#state = "starting";
     const timeoutMs = this.config.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     let transport: Transport | undefined;
-    const client = new Client(this.#context.clientInfo, { capabilities: {} });
+    let expired = false;
+    // The deadline covers loading the SDK too: it is part of starting the first server.
     const limit = deadline(timeoutMs, () => new Error(`it did not start and list its tools within ${timeoutMs} ms`));
     try {
-      transport = this.#transport();
       const connect = async (): Promise<Connection> => {
-        await client.connect(transport!, { timeout: timeoutMs });
+        const sdk = await loadSdk();
+        // Past the deadline nothing is started: the catch below could not stop it any more.
+        if (expired) throw new Error("the startup deadline passed");
+        const client = new sdk.Client(this.#context.clientInfo, { capabilities: {} });
+        transport = this.#transport(sdk);
+        await client.connect(transport, { timeout: timeoutMs });
         const tools: SdkTool[] = [];
         let cursor: string | undefined;
         do {
@@ -111,7 +117,7 @@ export class McpServer {
           tools.push(...page.tools);
           cursor = page.nextCursor;
         } while (cursor !== undefined);
-        return { client, transport: transport!, tools };
+        return { sdk, client, transport, tools };
       };
       const connection = await Promise.race([connect(), limit.promise]);
       if (this.#stopped) {
@@ -122,20 +128,21 @@ export class McpServer {
       this.#state = "ready";
       this.#lastError = undefined;
       // The client's own handler (it fails pending requests) runs first.
-      const onclose = transport.onclose;
-      transport.onclose = () => {
+      const onclose = connection.transport.onclose;
+      connection.transport.onclose = () => {
         onclose?.();
         this.#lost(connection, "the server closed the connection");
       };
       return connection;
     } catch (error) {
+      expired = true;
       if (transport !== undefined) this.#drop(transport);
       if (!this.#stopped) {
         // One more attempt is made at the next call (the first start, or a restart, failed).
         this.#mayRestart = !this.#restarting;
         this.#state = "failed";
       }
-      const stderr = transport instanceof ProcessGroupStdioTransport ? transport.stderrTail : "";
+      const stderr = stderrTail(transport);
       this.#lastError = `${errorText(error)}${stderr === "" ? "" : ` (its stderr: ${lastLine(stderr)})`}`;
       throw McpError.is(error) ? error : this.#unavailable(this.#lastError, error);
     } finally {
@@ -143,10 +150,10 @@ export class McpServer {
     }
   }
 
-  #transport(): Transport {
+  #transport(sdk: Sdk): Transport {
     const transport = this.config.transport;
     if (transport.type === "stdio") {
-      return new ProcessGroupStdioTransport({
+      return new sdk.ProcessGroupStdioTransport({
         command: transport.command,
         args: transport.args ?? [],
         env: transport.env ?? {},
@@ -161,7 +168,7 @@ export class McpServer {
       }
       headers[header] = value;
     }
-    return new StreamableHTTPClientTransport(new URL(transport.url), { requestInit: { headers } });
+    return new sdk.StreamableHTTPClientTransport(new URL(transport.url), { requestInit: { headers } });
   }
 
   /**
@@ -211,6 +218,7 @@ export class McpServer {
 
   /** Drops a connection after a failed call (the next call starts the server once more) and says why. */
   #failure(connection: Connection, tool: string, timeoutMs: number, error: unknown): McpError {
+    const { ErrorCode, McpError: SdkMcpError } = connection.sdk;
     const code = error instanceof SdkMcpError ? error.code : undefined;
     let mcp: McpError;
     if (code === ErrorCode.RequestTimeout) {
@@ -285,6 +293,11 @@ export class McpServer {
     await this.#starting?.catch(() => undefined);
     while (this.#closing.size > 0) await Promise.all([...this.#closing]);
   }
+}
+
+/** The last stderr of a stdio server's transport ("" for HTTP or before it started). */
+function stderrTail(transport: Transport | undefined): string {
+  return (transport as Partial<ProcessGroupStdioTransport> | undefined)?.stderrTail ?? "";
 }
 
 /** A function, so the check after an await is not narrowed away by the one before it. */

@@ -10,7 +10,13 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
     process.kill(-pid, signal);
     return true;
   } catch {
-    return false;
+    // Just spawned, the leader may not have made its group yet: signal it alone.
+    try {
+      process.kill(pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
 

@@ -26,6 +26,20 @@ const STDERR_TAIL_BYTES = 2048;
 // Linux: the server is killed by the kernel if `pod` dies without running any exit code.
 const SETPRIV = "/usr/bin/setpriv";
 const hasSetpriv = process.platform === "linux" && existsSync(SETPRIV);
+// Makes the server the leader of its own process group inside pod's session, then runs it.
+// Node's only way to a process group, `detached`, also starts a new session, and on Linux a new
+// session is a scheduler autogroup of its own: on a loaded machine every round trip to the
+// server then waited longer (bench/mcp.mjs). Without perl, `detached` it is.
+const PERL = "/usr/bin/perl";
+const hasPerl = process.platform !== "win32" && existsSync(PERL);
+const SETPGRP = "setpgrp(0, 0); exec { $ARGV[0] } @ARGV or die qq(cannot run $ARGV[0]: $!\n)";
+
+/** The program and arguments that start `command` as a group leader (and, on Linux, dying with pod). */
+function launchArgv(command: string, args: readonly string[]): [string, string[]] {
+  const grouped = hasPerl ? [PERL, "-e", SETPGRP, "--", command, ...args] : [command, ...args];
+  const argv = hasSetpriv ? [SETPRIV, "--pdeathsig", "KILL", "--", ...grouped] : grouped;
+  return [argv[0]!, argv.slice(1)];
+}
 
 /**
  * An MCP stdio transport that starts the server as the leader of its own process group,
@@ -54,13 +68,13 @@ export class ProcessGroupStdioTransport implements Transport {
 
   start(): Promise<void> {
     const { command, args, env, cwd } = this.#launch;
-    const [file, argv] = hasSetpriv ? [SETPRIV, ["--pdeathsig", "KILL", "--", command, ...args]] : [command, [...args]];
+    const [file, argv] = launchArgv(command, args);
     return new Promise((resolve, reject) => {
       const child = spawn(file, argv, {
         cwd,
         env: { ...getDefaultEnvironment(), ...env },
         stdio: ["pipe", "pipe", "pipe"],
-        detached: true,
+        detached: !hasPerl,
         windowsHide: true,
       });
       this.#child = child;

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
+import * as manifestPackage from "@insomnia/manifest";
 import { afterEach, describe, expect, test } from "vitest";
 import { FIXTURES, pidFile, pidsIn, startHttpFixture, survivors } from "../../../mcp/src/__fixtures__/servers.ts";
 import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
@@ -46,7 +47,10 @@ function stdioServer(name: string, pids: string, extra: string[] = [], env: Reco
   ];
 }
 
-/** A workspace whose manifest points at the fake provider and declares `servers`. */
+/**
+ * A workspace whose manifest points at the fake provider; `servers` are declared in the user
+ * layer (a checkout's own layer may not start programs until it is trusted).
+ */
 async function workspace(server: FakeProvider | undefined, servers: string[]): Promise<Record<string, string>> {
   await box.write(".insomnia/prompts/instruction.md", INSTRUCTION);
   await box.write(
@@ -58,11 +62,14 @@ async function workspace(server: FakeProvider | undefined, servers: string[]): P
       ...(server === undefined
         ? []
         : ["provider:", "  kind: anthropic", "  model: claude-sonnet-4-5", `  base_url: ${server.baseURL}`]),
-      "mcp_servers:",
-      ...servers,
       "",
     ].join("\n"),
   );
+  await box.write("insomnia/pod.yaml", ["mcp_servers:", ...servers, ""].join("\n"), box.xdg);
+  return workspaceEnv();
+}
+
+function workspaceEnv(): Record<string, string> {
   return { ...box.env, XDG_STATE_HOME: join(box.home, "state"), ANTHROPIC_API_KEY: "sk-ant-test" };
 }
 
@@ -211,4 +218,26 @@ describe("MCP servers in pod run, prompt and check", () => {
     expect(JSON.stringify(resultOf(server, 2))).toContain("does not offer zeta any more");
     expect(await survivors(pidsIn(pids))).toEqual([]);
   });
+
+  // Pending until the trust mechanism (issue 26, branch trust) is on main: it runs as soon as
+  // @insomnia/manifest has its widening rules, and then needs mcp_servers among them.
+  test.runIf("WIDENING_RULES" in manifestPackage)(
+    "an_untrusted_checkout_declaring_a_server_is_refused_and_starts_no_process",
+    async () => {
+      const pids = pidFile();
+      const server = await serve([{ text: "must not be asked" }]);
+      await workspace(server, []);
+      await box.write(".insomnia/pod.yaml", ["mcp_servers:", ...stdioServer("evil", pids), ""].join("\n"));
+      const env = await workspaceEnv();
+      for (const args of [["run", "hi"], ["prompt"], ["check"]]) {
+        const refused = await pod(env, ...args);
+        expect([refused.code, refused.stderr]).toEqual([
+          1,
+          expect.stringMatching(/pod\.yaml:\d+:\d+: UNTRUSTED_WORKSPACE: mcp_servers\.evil/),
+        ]);
+      }
+      expect(server.requests).toHaveLength(0);
+      expect(pidsIn(pids)).toEqual([]);
+    },
+  );
 });

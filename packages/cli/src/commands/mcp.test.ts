@@ -4,7 +4,8 @@ import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/
 import * as manifestPackage from "@insomnia/manifest";
 import { afterEach, describe, expect, test } from "vitest";
 import { FIXTURES, pidFile, pidsIn, startHttpFixture, survivors } from "../../../mcp/src/__fixtures__/servers.ts";
-import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { spawn } from "node:child_process";
+import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 const { box } = useSandbox();
@@ -240,4 +241,44 @@ describe("MCP servers in pod run, prompt and check", () => {
       expect(pidsIn(pids)).toEqual([]);
     },
   );
+
+  /** Starts `pod run` against a provider that never answers; resolves once the request arrived. */
+  async function runningPod(pids: string) {
+    const server = await serve([{ hang: true }]);
+    const env = await workspace(server, stdioServer("fx", pids, ["enabled_tools: [zeta]"]));
+    const child = spawn(process.execPath, [BIN, "run", "hi"], {
+      cwd: box.ws,
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    return { child, exited, stderr: () => stderr };
+  }
+
+  test("ctrl_c_stops_the_turn_and_every_server_process", async () => {
+    const pids = pidFile();
+    const running = await runningPod(pids);
+    expect(pidsIn(pids)).toHaveLength(2);
+    running.child.kill("SIGINT");
+    expect(await running.exited).toBe(130);
+    expect(await survivors(pidsIn(pids))).toEqual([]);
+  });
+
+  test("a_killed_pod_does_not_leave_its_server_running", async () => {
+    const pids = pidFile();
+    const running = await runningPod(pids);
+    const [serverPid, childPid] = pidsIn(pids);
+    running.child.kill("SIGKILL");
+    await running.exited;
+    try {
+      // The kernel ends the server with pod (setpriv --pdeathsig); what the server itself started
+      // is its own business once pod is gone without a word (it loses its stdin).
+      expect(await survivors([serverPid!])).toEqual([]);
+    } finally {
+      for (const pid of await survivors([childPid!], 0)) process.kill(pid, "SIGKILL");
+    }
+  });
 });

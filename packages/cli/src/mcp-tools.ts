@@ -50,15 +50,16 @@ export interface RunMcpTools {
  * Registers the manifest's MCP servers as one tool factory of the worker: they start, in
  * parallel and bounded by their startup timeouts, when the pod materializes (or restores).
  */
-export async function registerMcpTools(worker: Worker, options: McpToolsOptions): Promise<RunMcpTools> {
+export function registerMcpTools(worker: Worker, options: McpToolsOptions): RunMcpTools {
   const configs = mcpServerConfigs(options.manifest);
-  if (configs.length === 0) return { freezeFrom() {}, close: async () => {} };
-  const { McpServers } = await import("@insomnia/mcp");
   let frozen: SegmentStartRecord["toolDefinitions"];
   let servers: McpServers | undefined;
   let closed = false;
-  worker.tools.registerFactory(() => {
-    if (closed) return [];
+  worker.tools.registerFactory(async () => {
+    // A restored conversation keeps the MCP tools it recorded even when no server is configured now.
+    const recorded = frozen?.some((definition) => definition.name.startsWith("mcp__")) === true;
+    if (closed || (configs.length === 0 && !recorded)) return [];
+    const { McpServers } = await import("@insomnia/mcp");
     servers = new McpServers(configs, { ...serversOptions(options), ...(frozen === undefined ? {} : { frozen }) });
     return servers.start();
   });

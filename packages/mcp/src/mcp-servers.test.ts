@@ -84,6 +84,14 @@ describe("stdio servers", () => {
     ]);
   });
 
+  test("a_tool_listed_twice_is_offered_once_with_a_warning", async () => {
+    const set = servers([stdio("fx", { enabledTools: ["echo"] }, { FIXTURE_VARIANT: "dupes" })]);
+    expect((await set.start()).map((tool) => tool.name)).toEqual(["mcp__fx__echo"]);
+    expect(set.warnings).toEqual([
+      expect.objectContaining({ code: "MCP_TOOL_NAME_REFUSED", message: expect.stringContaining("more than once") }),
+    ]);
+  });
+
   test("an_image_result_is_a_visible_note", async () => {
     const set = servers([stdio("fx")]);
     const text = await call(set, "mcp__fx__image");
@@ -244,5 +252,12 @@ describe("frozen tool lists (restore)", () => {
   test("a_tool_of_a_server_no_longer_configured_fails_as_vanished", async () => {
     const set = servers([], { frozen: [{ name: "mcp__gone__x", description: "", inputSchema: { type: "object" } }] });
     expect((await failure(call(set, "mcp__gone__x"))).code).toBe("TOOL_VANISHED");
+    expect(set.warnings).toEqual([
+      expect.objectContaining({
+        code: "TOOLS_CHANGED",
+        server: "gone",
+        message: expect.stringContaining("no longer configured"),
+      }),
+    ]);
   });
 });

@@ -143,6 +143,15 @@ export class McpServers {
         continue;
       }
       for (const definition of this.#offered(server)) {
+        // A server listing one name twice must not fail the whole pod (the worker refuses duplicates).
+        if (routes.has(definition.name)) {
+          this.#warn({
+            code: "MCP_TOOL_NAME_REFUSED",
+            server: server.name,
+            message: `MCP server "${server.name}" lists ${definition.name} more than once; only the first is offered`,
+          });
+          continue;
+        }
         routes.set(definition.name, { server, tool: definition.serverName });
         live.push({ name: definition.name, description: definition.description, inputSchema: definition.inputSchema });
       }
@@ -208,6 +217,23 @@ export class McpServers {
           (gone.length > 0 ? `; calls to ${gone.join(", ")} will fail` : "") +
           (added > 0 ? `; ${added} new tool(s) are not offered` : "") +
           " — start a new conversation (pod run --new) to use the server's current tools",
+      });
+    }
+    // Servers the conversation had tools from that are no longer configured (a name has no "__").
+    const gone = new Map<string, string[]>();
+    for (const definition of frozen) {
+      if (this.#servers.some((server) => definition.name.startsWith(mcpToolPrefix(server.name)))) continue;
+      const server = definition.name.slice("mcp__".length).split("__")[0] ?? "";
+      gone.set(server, [...(gone.get(server) ?? []), definition.name]);
+    }
+    for (const [server, names] of gone) {
+      this.#warn({
+        code: "TOOLS_CHANGED",
+        server,
+        message:
+          `this conversation recorded tools of MCP server "${server}", which is no longer configured; ` +
+          `they are still offered (the prompt cache stays valid), but calls to ${names.join(", ")} will fail` +
+          " — start a new conversation (pod run --new) to drop them",
       });
     }
     return frozen;

@@ -160,7 +160,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     });
     const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });
     await toolsForRun({ manifest, worker });
-    mcp = await registerMcpTools(worker, {
+    mcp = registerMcpTools(worker, {
       manifest,
       env: io.env,
       onWarning: (warning) => writeWarning(io, style, warning),

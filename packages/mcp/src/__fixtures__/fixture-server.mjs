@@ -1,5 +1,6 @@
 // A real MCP server built with the SDK, for tests: its tools misbehave on purpose.
-// FIXTURE_VARIANT=changed lists another set of tools (a server that changed between runs).
+// FIXTURE_VARIANT=changed lists another set of tools (a server that changed between runs);
+// FIXTURE_VARIANT=dupes lists one tool twice.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -27,6 +28,7 @@ function toolList(variant, extra) {
     });
     tools.push({ name: "newcomer", description: "Came later.", inputSchema: object() });
   }
+  if (variant === "dupes") tools.push({ name: "echo", description: "A second echo.", inputSchema: object() });
   return [...tools, ...extra];
 }
 

@@ -24,6 +24,7 @@ const allowed: Record<string, readonly string[]> = {
   "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider"],
   skills: ["@insomnia/errors", "@insomnia/manifest"],
   "fs-tools": ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
+  sandbox: ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
   pod: [
     "@insomnia/errors",
     "@insomnia/scope",
@@ -47,6 +48,7 @@ const allowed: Record<string, readonly string[]> = {
     "@insomnia/ai-sdk",
     "@insomnia/skills",
     "@insomnia/fs-tools",
+    "@insomnia/sandbox",
     "@ai-sdk/anthropic",
     "@ai-sdk/openai",
     "@ai-sdk/openai-compatible",

@@ -17,8 +17,14 @@ export function sandboxGate(): SandboxGate {
   if (gate !== undefined) return gate;
   const probe = spawnSync(
     "bwrap",
-    ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
-      .concat(["--proc", "/proc", "--dev", "/dev", "--", "true"]),
+    ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/"].concat([
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "--",
+      "true",
+    ]),
     { encoding: "utf8" },
   );
   const why =

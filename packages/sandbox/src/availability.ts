@@ -66,7 +66,8 @@ export async function detectSandbox(options: DetectOptions = {}): Promise<Sandbo
   const bwrapPath = options.bwrapPath ?? findOnPath("bwrap", (options.env ?? process.env)["PATH"]);
   if (bwrapPath === undefined) return unavailable("bubblewrap (bwrap) is not installed", INSTALL_HINT);
   const probe = await runProbe(bwrapPath);
-  if (probe.error !== undefined) return unavailable(`bubblewrap (${bwrapPath}) cannot be run`, INSTALL_HINT, probe.error);
+  if (probe.error !== undefined)
+    return unavailable(`bubblewrap (${bwrapPath}) cannot be run`, INSTALL_HINT, probe.error);
   if (probe.status !== 0) {
     const said = probe.stderr.trim().split("\n")[0] ?? "";
     return unavailable(

@@ -112,7 +112,7 @@ describe("writes outside the writable targets fail", () => {
         `ln ${tree.data}/info.txt data-hard && echo x >> data-hard`,
         `ln ${tree.outside}/file.txt outside-hard`,
         "ln /etc/shadow shadow-hard",
-        "ln -s /proc/1/root root-link && cat root-link" + tree.home + "/.ssh/id_rsa",
+        `ln -s /proc/1/root root-link && cat root-link${tree.home}/.ssh/id_rsa`,
       ].join("; "),
     );
     expect(existsSync(join(tree.outside, "planted.txt"))).toBe(false);
@@ -236,10 +236,9 @@ describe("runaway commands are killed with their whole tree", () => {
     const marker = `aborted-${randomUUID()}`;
     const started = join(tree.ws, `${marker}.started`);
     const controller = new AbortController();
-    const running = tool.execute(
-      { command: `(exec -a ${marker} sleep 600) & touch ${started}; wait` },
-      { signal: controller.signal } as never,
-    );
+    const running = tool.execute({ command: `(exec -a ${marker} sleep 600) & touch ${started}; wait` }, {
+      signal: controller.signal,
+    } as never);
     while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(processesWith(marker)).not.toEqual([]);
     controller.abort();
@@ -270,10 +269,7 @@ describe("runaway commands are killed with their whole tree", () => {
 describe("what must work", () => {
   test("build_and_test_commands_run_in_the_writable_target", async () => {
     writeFileSync(join(tree.ws, "hello.c"), '#include <stdio.h>\nint main(void){puts("built and ran");return 0;}\n');
-    writeFileSync(
-      join(tree.ws, "Makefile"),
-      "hello: hello.c\n\tcc -o hello hello.c\ntest: hello\n\t./hello\n",
-    );
+    writeFileSync(join(tree.ws, "Makefile"), "hello: hello.c\n\tcc -o hello hello.c\ntest: hello\n\t./hello\n");
     writeFileSync(join(tree.ws, "check.test.mjs"), 'import { test } from "node:test";\ntest("ok", () => {});\n');
     const output = await run("make -s test && node --test check.test.mjs 2>&1 | grep -E '^# (pass|fail)'");
     expect(output).toMatch(/^exit code: 0\n/);

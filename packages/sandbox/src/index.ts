@@ -6,8 +6,7 @@ export {
   NAMESPACE_HINT,
   type SandboxAvailability,
 } from "./availability.ts";
-export { type BwrapArgsOptions, bwrapArgs } from "./bwrap-args.ts";
-export { type MountOp, planMounts } from "./mount-plan.ts";
+export type { MountOp } from "./mount-plan.ts";
 export type { CapturedOutput } from "./output-capture.ts";
 export {
   DEFAULT_COMMAND_OUTPUT_BYTES,

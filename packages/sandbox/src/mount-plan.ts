@@ -84,7 +84,8 @@ export function planMounts(effective: Scope, system: SystemView, cwd: string): M
   }
 
   const ops: MountOp[] = [];
-  for (const entry of system.entries) if (entry.kind === "symlink") ops.push({ op: "symlink", path: entry.path, target: entry.target });
+  for (const entry of system.entries)
+    if (entry.kind === "symlink") ops.push({ op: "symlink", path: entry.path, target: entry.target });
   const ordered = [...decided.keys()].sort(byDepth);
   const placed: { path: string; op: MountOp["op"] }[] = [];
   for (const [index, path] of ordered.entries()) {

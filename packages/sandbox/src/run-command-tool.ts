@@ -49,7 +49,9 @@ export function runCommandTool(sandbox: Sandbox, options: RunCommandToolOptions 
       `Runs a bash command (bash -c) in ${sandbox.cwd} inside a sandbox and returns its exit code, stdout and stderr.`,
       "Only the paths of the Working boundaries exist there: readable ones read-only, writable ones writable (their .git read-only); everything else, the home directory included, is absent.",
       `/tmp is private and emptied after each command; HOME is ${sandbox.cwd}; the environment has only PATH, LANG and HOME.`,
-      sandbox.network ? "The network is reachable." : "There is no network (not even services on the machine's localhost).",
+      sandbox.network
+        ? "The network is reachable."
+        : "There is no network (not even services on the machine's localhost).",
       `Each command is killed with every process it started after timeout_ms (default ${defaultTimeoutMs}, at most ${maxTimeoutMs}).`,
       `Output past ${maxOutputBytes} bytes per stream is cut in the middle with a note; filter long output (grep, head, tail).`,
     ].join(" "),
@@ -96,7 +98,9 @@ function checkInput(input: unknown, maxTimeoutMs: number): RunCommandInput {
   for (const key of Object.keys(record)) {
     if (key === "command" || key === "timeout_ms") continue;
     const hint = didYouMean(key, ["command", "timeout_ms"]);
-    throw fail(`unknown field "${key}"${hint === undefined ? "" : ` (did you mean "${hint}"?)`}; the fields are command, timeout_ms`);
+    throw fail(
+      `unknown field "${key}"${hint === undefined ? "" : ` (did you mean "${hint}"?)`}; the fields are command, timeout_ms`,
+    );
   }
   const { command, timeout_ms } = record;
   if (typeof command !== "string" || command.trim() === "") throw fail(`"command" must be a non-empty string`);
@@ -119,7 +123,10 @@ function checkInput(input: unknown, maxTimeoutMs: number): RunCommandInput {
 function positive(value: number | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw new SandboxError("INVALID_OPTIONS", `runCommandTool option ${name} must be a whole number of 1 or more, got ${String(value)}`);
+    throw new SandboxError(
+      "INVALID_OPTIONS",
+      `runCommandTool option ${name} must be a whole number of 1 or more, got ${String(value)}`,
+    );
   }
   return value;
 }

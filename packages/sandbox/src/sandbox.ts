@@ -162,9 +162,13 @@ export class Sandbox {
         exited = true;
         done();
         reject(
-          new SandboxError("SANDBOX_UNAVAILABLE", `bubblewrap (${this.#bwrapPath}) could not be started: ${error.message}`, {
-            cause: error,
-          }),
+          new SandboxError(
+            "SANDBOX_UNAVAILABLE",
+            `bubblewrap (${this.#bwrapPath}) could not be started: ${error.message}`,
+            {
+              cause: error,
+            },
+          ),
         );
       });
       child.on("close", (code) => {

@@ -37,7 +37,8 @@ export class OutputCapture {
       rest = rest.subarray(take);
     }
     if (rest.length === 0 || this.#tailLimit === 0) return;
-    this.#tail.push(Buffer.from(rest.subarray(Math.max(0, rest.length - this.#tailLimit))));
+    // A view, not a copy: the few chunks the tail holds are kept alive, the rest are dropped.
+    this.#tail.push(rest.subarray(Math.max(0, rest.length - this.#tailLimit)));
     this.#tailBytes += Math.min(rest.length, this.#tailLimit);
     while (this.#tailBytes - (this.#tail[0]?.length ?? 0) >= this.#tailLimit) {
       this.#tailBytes -= this.#tail.shift()!.length;

@@ -3,11 +3,10 @@ import { randomUUID } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import type { Tool } from "@insomnia/worker";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type EscapeTree, makeEscapeTree, processesWith } from "./__fixtures__/escape-tree.ts";
 import { detectSandbox } from "./availability.ts";
-import { runCommandTool } from "./run-command-tool.ts";
+import { type RunCommandTool, runCommandTool } from "./run-command-tool.ts";
 import { Sandbox } from "./sandbox.ts";
 import { SandboxError } from "./sandbox-error.ts";
 
@@ -20,7 +19,7 @@ const SECRET_ENV = {
 };
 
 let tree: EscapeTree;
-let tool: Tool;
+let tool: RunCommandTool;
 let bwrapPath: string;
 let before: Map<string, string>;
 
@@ -242,7 +241,7 @@ describe("runaway commands are killed with their whole tree", () => {
     while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(processesWith(marker)).not.toEqual([]);
     controller.abort();
-    const error: unknown = await Promise.resolve(running).catch((e: unknown) => e);
+    const error: unknown = await running.catch((e: unknown) => e);
     expect(SandboxError.is(error) && error.code).toBe("ABORTED");
     expect(processesWith(marker)).toEqual([]);
   });

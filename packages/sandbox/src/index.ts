@@ -14,6 +14,7 @@ export {
   MAX_COMMAND_BYTES,
   RUN_COMMAND_TOOL_NAME,
   type RunCommandExecuteOptions,
+  type RunCommandTool,
   type RunCommandToolOptions,
   runCommandTool,
 } from "./run-command-tool.ts";

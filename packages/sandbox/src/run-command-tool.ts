@@ -28,6 +28,11 @@ export interface RunCommandExecuteOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
+/** The run_command tool: a worker `Tool` whose execute also takes the turn's signal. */
+export interface RunCommandTool extends Tool {
+  execute(input: unknown, options?: RunCommandExecuteOptions): Promise<string>;
+}
+
 interface RunCommandInput {
   readonly command: string;
   readonly timeout_ms?: number;
@@ -39,7 +44,7 @@ interface RunCommandInput {
  * (each cut in the middle past its limit, with a note); a command still running at its
  * timeout, or when the turn's signal aborts, is killed with every process it started.
  */
-export function runCommandTool(sandbox: Sandbox, options: RunCommandToolOptions = {}): Tool {
+export function runCommandTool(sandbox: Sandbox, options: RunCommandToolOptions = {}): RunCommandTool {
   const maxTimeoutMs = positive(options.maxTimeoutMs, "maxTimeoutMs") ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const maxOutputBytes = positive(options.maxOutputBytes, "maxOutputBytes") ?? DEFAULT_COMMAND_OUTPUT_BYTES;
   const defaultTimeoutMs = Math.min(DEFAULT_COMMAND_TIMEOUT_MS, maxTimeoutMs);

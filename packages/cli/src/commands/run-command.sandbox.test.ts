@@ -22,7 +22,7 @@ const API_KEY = `sk-ant-${randomUUID()}`;
 
 /** The text of the tool result the model got in request `index` (the answer to the previous call). */
 function toolResult(request: RecordedRequest | undefined): { text: string; isError: boolean } {
-  const messages = (request?.json as Json).messages as { content: Json[] }[];
+  const messages = (request!.json as Json).messages as { content: Json[] }[];
   const result = messages.at(-1)!.content[0]!;
   const content = result.content;
   const text = typeof content === "string" ? content : JSON.stringify(content);
@@ -80,7 +80,7 @@ describe("run_command through pod run", () => {
     expect([run.code, run.stdout]).toEqual([0, "done\n"]);
     // One request per model call: the command's curl never reached the provider.
     expect(server.requests).toHaveLength(replies.length);
-    const tools = ((server.requests[0]?.json as Json).tools as { name: string }[]).map((tool) => tool.name);
+    const tools = ((server.requests[0]!.json as Json).tools as { name: string }[]).map((tool) => tool.name);
     expect(tools).toEqual(["read_file", "run_command"]);
 
     const results = server.requests.slice(1).map(toolResult);

@@ -65,7 +65,7 @@ describe("run_command where bubblewrap is missing", () => {
     expect(run.stderr).toContain(
       `pod: warning: SANDBOX_UNAVAILABLE: bubblewrap (bwrap) is not installed; run_command is not offered (${HINT})\n`,
     );
-    const tools = ((fake.requests[0]?.json as Record<string, unknown>).tools as { name: string }[]).map((t) => t.name);
+    const tools = ((fake.requests[0]!.json as Record<string, unknown>).tools as { name: string }[]).map((t) => t.name);
     expect(tools).toEqual(["read_file"]);
   });
 });

@@ -18,7 +18,7 @@ export interface BwrapArgsOptions {
  * The bubblewrap arguments (without the program name) that run `argv` inside `mounts`: new
  * user, PID, IPC, UTS, cgroup and (unless `network`) network namespaces, no capabilities, no
  * new privileges (bwrap always sets it), its own session (no terminal injection), killed with
- * its parent, a fresh `/proc`, a minimal `/dev`, a private `/tmp`, nothing of the caller's
+ * its parent, a fresh read-only `/proc`, a minimal `/dev`, a private `/tmp`, nothing of the caller's
  * environment but `env`.
  */
 export function bwrapArgs(mounts: readonly MountOp[], argv: readonly string[], options: BwrapArgsOptions): string[] {
@@ -27,7 +27,9 @@ export function bwrapArgs(mounts: readonly MountOp[], argv: readonly string[], o
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv");
   for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
   args.push("--info-fd", String(options.infoFd));
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  // /proc read-only: a pod run as root is root-owned inside too, and /proc/sys (kernel
+  // settings of the whole machine) checks only file modes, not capabilities.
+  args.push("--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
   let emptyFd = options.firstEmptyFd;
   const readOnlyAtEnd: string[] = [];
   for (const mount of mounts) {

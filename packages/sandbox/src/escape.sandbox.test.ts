@@ -124,7 +124,7 @@ describe("writes outside the writable targets fail", () => {
 });
 
 describe("processes and the kernel", () => {
-  test("proc_1_root_and_proc_self_cwd_show_only_the_sandbox", async () => {
+  test("proc_1_root_and_proc_self_cwd_show_only_the_sandbox_and_proc_sys_is_read_only", async () => {
     const output = await run(
       [
         "ls /proc/1/root/",
@@ -133,12 +133,15 @@ describe("processes and the kernel", () => {
         "cat /proc/self/cwd/denied.txt",
         `cat /proc/self/cwd/../outside/file.txt`,
         "ls /proc/self/cwd/..",
+        // Kernel settings are the whole machine's; writing back the current value changes nothing either way.
+        "cat /proc/sys/vm/swappiness > /proc/sys/vm/swappiness",
         "cat /proc/1/environ | tr '\\0' '\\n'",
         "cat /proc/*/environ | tr '\\0' '\\n'",
         "ls /proc | grep -c '^[0-9]'",
       ].join("; "),
     );
     expect(output).not.toContain(" home\n");
+    expect(output).toContain("/proc/sys/vm/swappiness: Read-only file system");
     expectNothingLeakedOrChanged(output);
   });
 

@@ -94,7 +94,7 @@ describe("bwrap arguments", () => {
       [
         "--unshare-all --die-with-parent --new-session --cap-drop ALL --clearenv",
         "--setenv PATH /usr/bin --setenv HOME /w --info-fd 3",
-        "--proc /proc --dev /dev --tmpfs /tmp",
+        "--proc /proc --remount-ro /proc --dev /dev --tmpfs /tmp",
         "--bind /w /w --perms 0111 --tmpfs /w/m",
         "--perms 0000 --ro-bind-data 4 /w/f --perms 0000 --ro-bind-data 5 /w/g",
         "--remount-ro /w/m --chdir /w -- bash -c true",

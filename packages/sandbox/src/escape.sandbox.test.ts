@@ -263,8 +263,9 @@ describe("runaway commands are killed with their whole tree", () => {
     const note = / bytes of stdout left out here \((\d+) bytes in all\)/.exec(output);
     expect(note?.[1]).toBe(String(100 * 1024 * 1024 + "\nthe-end\n".length));
     expect(output.endsWith("the-end\nstderr:\nerr\n")).toBe(true);
-    // 100 MB went through; the process grew by far less (pipe chunks are dropped as they come).
-    expect(peak - rssBefore).toBeLessThan(48 * 1024 * 1024);
+    // 100 MB went through; the process grew by far less (pipe chunks are dropped as they come; keeping
+    // the output would take at least 100 MB, its string twice that).
+    expect(peak - rssBefore).toBeLessThan(64 * 1024 * 1024);
   });
 });
 

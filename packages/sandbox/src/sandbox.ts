@@ -56,8 +56,9 @@ export class Sandbox {
   readonly network: boolean;
   readonly #bwrapPath: string;
   readonly #env: Readonly<Record<string, string>>;
-  readonly #system: SystemView;
-  readonly #effective: Scope;
+  readonly #scope: Scope;
+  // Looked at on the first command, not when the pod starts (walking /etc takes tens of ms).
+  #view: { system: SystemView; effective: Scope } | undefined;
 
   constructor(scope: Scope, options: SandboxOptions) {
     if (typeof options?.bwrapPath !== "string" || options.bwrapPath === "") {
@@ -72,13 +73,16 @@ export class Sandbox {
       LANG: env["LANG"] !== undefined && env["LANG"] !== "" ? env["LANG"] : "C.UTF-8",
       HOME: this.cwd,
     });
-    this.#system = Object.freeze({ entries: systemEntries(), hidden: unreadableSystemEntries() });
-    this.#effective = effectiveScope(scope, this.#system);
+    this.#scope = scope;
   }
 
   /** The mounts a command started now gets (the disk is looked at again for each command). */
   mounts(): MountOp[] {
-    return planMounts(this.#effective, this.#system, this.cwd);
+    if (this.#view === undefined) {
+      const system = Object.freeze({ entries: systemEntries(), hidden: unreadableSystemEntries() });
+      this.#view = { system, effective: effectiveScope(this.#scope, system) };
+    }
+    return planMounts(this.#view.effective, this.#view.system, this.cwd);
   }
 
   /** The environment every command gets. */

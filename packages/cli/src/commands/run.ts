@@ -57,12 +57,8 @@ export async function toolsForRun({ manifest, worker, env, warn }: RunToolContex
     return;
   }
   const settings = manifest.worker.run_command;
-  const sandbox = new Sandbox(scope, {
-    bwrapPath: found.bwrapPath,
-    network: settings?.network,
-    env,
-    cwd: manifest.pod.pwd,
-  });
+  // Commands start in the scope's base: pod.pwd with symlinks resolved, a path that exists inside the sandbox.
+  const sandbox = new Sandbox(scope, { bwrapPath: found.bwrapPath, network: settings?.network, env });
   worker.tools.register(runCommandTool(sandbox, { maxTimeoutMs: settings?.timeout_ms }));
 }
 

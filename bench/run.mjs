@@ -23,6 +23,7 @@ const BENCHES = [
   { file: "fs-tools.mjs", needs: ["fs-tools", "scope"] },
   { file: "linear-errors.mjs", needs: ["template", "manifest", "prompt-loader"] },
   { file: "sandbox.mjs", needs: ["sandbox", "scope"] },
+  { file: "template-caps.mjs", needs: ["template", "prompt-loader"] },
 ];
 
 const KEPT_HEADING = "## Start-up and restore (issue 15)";

@@ -25,6 +25,7 @@ const allowed: Record<string, readonly string[]> = {
   skills: ["@insomnia/errors", "@insomnia/manifest"],
   "fs-tools": ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
   mcp: ["@insomnia/errors", "@insomnia/worker", "@modelcontextprotocol/sdk"],
+  sandbox: ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
   pod: [
     "@insomnia/errors",
     "@insomnia/scope",
@@ -49,6 +50,7 @@ const allowed: Record<string, readonly string[]> = {
     "@insomnia/skills",
     "@insomnia/fs-tools",
     "@insomnia/mcp",
+    "@insomnia/sandbox",
     "@ai-sdk/anthropic",
     "@ai-sdk/openai",
     "@ai-sdk/openai-compatible",

@@ -82,6 +82,15 @@ function buildLayerSchema(v: Valibot) {
             tools: v.optional(
               v.array(v.picklist(WORKER_TOOL_NAMES, TOOL_NAME_PHRASE), "a list of tool names (write [] for none)"),
             ),
+            run_command: v.optional(
+              v.strictObject(
+                {
+                  timeout_ms: v.optional(positiveInteger("a positive whole number of milliseconds")),
+                  network: v.optional(v.boolean("true or false")),
+                },
+                MAPPING,
+              ),
+            ),
           },
           MAPPING,
         ),

@@ -45,7 +45,14 @@ export type ManifestMcpServer = Omit<WrittenMcpServer, "startup_timeout_ms" | "t
  */
 export interface PodManifest {
   readonly pod: Resolved<Section<"pod">>;
-  readonly worker: Resolved<Section<"worker">>;
+  readonly worker: Resolved<Omit<Section<"worker">, "run_command">> & {
+    /**
+     * `worker.run_command`, defaults applied: the longest a command may run, and whether it
+     * reaches the network. Always set by `resolveManifest`; optional so a manifest built by
+     * hand without it still type-checks (absent: 120,000 ms, no network).
+     */
+    readonly run_command?: Resolved<NonNullable<Section<"worker">["run_command"]>>;
+  };
   readonly scope: Resolved<Section<"scope">>;
   readonly provider?: ManifestProvider;
   readonly skills?: Resolved<Section<"skills">>;

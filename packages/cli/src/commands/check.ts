@@ -33,6 +33,7 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   const loaded = await checkManifest(options, cwd, io, problems);
   if (loaded !== undefined) {
     const { manifest, origins } = loaded;
+    await checkSandbox(manifest, origins, io, problems);
     const checked = await checkInstruction(manifest, origins, io, problems);
     if (checked !== undefined) {
       const { sources, skills } = checked;
@@ -86,6 +87,24 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
     for (const line of serverLines) io.stdout.write(`${line}\n`);
   }
   return ok ? 0 : 1;
+}
+
+/**
+ * When `worker.tools` names run_command: whether its sandbox works here; if not, a warning
+ * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed).
+ */
+async function checkSandbox(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]) {
+  if (!manifest.worker.tools.includes("run_command")) return;
+  const { detectSandbox } = await import("@insomnia/sandbox");
+  const found = await detectSandbox({ env: io.env });
+  if (found.available) return;
+  const at = origins["worker.tools"];
+  problems.push({
+    ...(at === undefined ? {} : { file: at.file, line: at.line, column: at.column }),
+    code: found.error.code,
+    message: found.error.detail,
+    severity: "warning",
+  });
 }
 
 /** Loads the manifest; on failure validates each layer on its own to report every issue, not just the first. */

@@ -1,6 +1,6 @@
 export type { LlmClient, LlmRequest, LlmResponse } from "./llm-client.ts";
 export type { AssistantMessage, LlmUsage, Message, ToolCall, ToolMessage, UserMessage } from "./message.ts";
-export type { Tool, ToolDefinition, ToolFactory } from "./tool.ts";
+export type { Tool, ToolDefinition, ToolExecuteOptions, ToolFactory } from "./tool.ts";
 export { ToolServer } from "./tool-server.ts";
 export { DEFAULT_MAX_ITERATIONS, Worker } from "./worker.ts";
 export type { TurnResult, WorkerOptions } from "./worker.ts";

@@ -1,7 +1,7 @@
 import { deepFreeze } from "./deep-freeze.ts";
 import { errorText } from "@insomnia/errors";
 import type { ToolCall, ToolMessage } from "./message.ts";
-import type { Tool, ToolDefinition, ToolFactory } from "./tool.ts";
+import type { Tool, ToolDefinition, ToolExecuteOptions, ToolFactory } from "./tool.ts";
 import { WorkerError } from "./worker-error.ts";
 
 interface Registered {
@@ -108,8 +108,10 @@ export class ToolServer {
   /**
    * Runs one tool call and returns its tool message. Never rejects: an unknown tool, a
    * throwing tool or a non-string result becomes a message with `isError: true`.
+   * `options.signal` reaches the tool; without one the call cannot be aborted.
    */
-  async call(call: ToolCall): Promise<ToolMessage> {
+  async call(call: ToolCall, options?: Partial<ToolExecuteOptions>): Promise<ToolMessage> {
+    const signal = options?.signal ?? new AbortController().signal;
     const base = { role: "tool", toolCallId: call.id, name: call.name } as const;
     const registered = this.#tools.get(call.name);
     if (registered === undefined) {
@@ -123,7 +125,7 @@ export class ToolServer {
     }
     try {
       // A clone, so a tool may mutate its input without touching the frozen history.
-      const output: unknown = await registered.tool.execute(structuredClone(call.input));
+      const output: unknown = await registered.tool.execute(structuredClone(call.input), { signal });
       if (typeof output !== "string") {
         return Object.freeze({
           ...base,

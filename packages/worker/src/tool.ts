@@ -5,10 +5,19 @@ export interface ToolDefinition {
   readonly inputSchema: Readonly<Record<string, unknown>>;
 }
 
+/** What the worker passes to a tool's execute besides its input. */
+export interface ToolExecuteOptions {
+  /** Aborted when the turn is cancelled; a tool stops its work and may throw. */
+  readonly signal: AbortSignal;
+}
+
 /** A tool the worker can run: its definition plus the code behind it. */
 export interface Tool extends ToolDefinition {
-  /** Runs the tool; the returned string is sent back to the model. Throwing reports an error to the model. */
-  execute(input: unknown): Promise<string> | string;
+  /**
+   * Runs the tool; the returned string is sent back to the model. Throwing reports an error
+   * to the model. `options.signal` aborts when the turn is cancelled.
+   */
+  execute(input: unknown, options: ToolExecuteOptions): Promise<string> | string;
 }
 
 /** Builds a tool on demand; run at most once, by ToolServer.flushPending(). */

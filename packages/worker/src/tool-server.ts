@@ -1,7 +1,8 @@
 import { deepFreeze } from "./deep-freeze.ts";
 import { errorText } from "@insomnia/errors";
 import type { ToolCall, ToolMessage } from "./message.ts";
-import type { Tool, ToolDefinition, ToolExecuteOptions, ToolFactory } from "./tool.ts";
+import { normalizeImages } from "./content-parts.ts";
+import type { Tool, ToolDefinition, ToolExecuteOptions, ToolFactory, ToolOutput } from "./tool.ts";
 import { WorkerError } from "./worker-error.ts";
 
 interface Registered {
@@ -126,14 +127,21 @@ export class ToolServer {
     try {
       // A clone, so a tool may mutate its input without touching the frozen history.
       const output: unknown = await registered.tool.execute(structuredClone(call.input), { signal });
-      if (typeof output !== "string") {
-        return Object.freeze({
+      if (typeof output === "string") return Object.freeze({ ...base, content: output });
+      if (typeof output === "object" && output !== null && typeof (output as ToolOutput).content === "string") {
+        const images = normalizeImages((output as ToolOutput).images, `tool "${call.name}" images`);
+        if (typeof images === "string") return Object.freeze({ ...base, content: images, isError: true });
+        return deepFreeze({
           ...base,
-          content: `tool "${call.name}" returned ${output === null ? "null" : typeof output}, expected a string`,
-          isError: true,
+          content: (output as ToolOutput).content,
+          ...(images === undefined ? {} : { images }),
         });
       }
-      return Object.freeze({ ...base, content: output });
+      return Object.freeze({
+        ...base,
+        content: `tool "${call.name}" returned ${output === null ? "null" : typeof output}, expected a string`,
+        isError: true,
+      });
     } catch (error) {
       return Object.freeze({ ...base, content: errorText(error), isError: true });
     }

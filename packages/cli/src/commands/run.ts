@@ -77,10 +77,14 @@ async function readImages(files: readonly string[], cwd: string): Promise<ImageP
       }
       bytes = await readFile(path);
     } catch (cause) {
-      throw new CliError("INVALID_IMAGE", `--image ${file}: cannot be sent: ${(cause as Error).message}; nothing was sent`, {
-        file: path,
-        cause,
-      });
+      throw new CliError(
+        "INVALID_IMAGE",
+        `--image ${file}: cannot be sent: ${(cause as Error).message}; nothing was sent`,
+        {
+          file: path,
+          cause,
+        },
+      );
     }
     const image = imagePart(bytes);
     if (typeof image === "string") {
@@ -174,14 +178,19 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     );
   }
 
-  const [{ aiSdkClient, AiSdkError, DEFAULT_MAX_RETRIES }, { Worker, WorkerError }, { Pod, SUMMARY_PREFIX }, { PromptLoader }, model] =
-    await Promise.all([
-      import("@insomnia/ai-sdk"),
-      import("@insomnia/worker"),
-      import("@insomnia/pod"),
-      import("@insomnia/prompt-loader"),
-      languageModel(choice, key),
-    ]);
+  const [
+    { aiSdkClient, AiSdkError, DEFAULT_MAX_RETRIES },
+    { Worker, WorkerError },
+    { Pod, SUMMARY_PREFIX },
+    { PromptLoader },
+    model,
+  ] = await Promise.all([
+    import("@insomnia/ai-sdk"),
+    import("@insomnia/worker"),
+    import("@insomnia/pod"),
+    import("@insomnia/prompt-loader"),
+    languageModel(choice, key),
+  ]);
   const interrupt = interruption(io);
   let pod: Pod | undefined;
   try {
@@ -238,7 +247,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       live.finish();
       if (WorkerError.is(error) && error.code === "ABORTED") {
         io.stderr.write(
-          `pod: interrupted: ${live.printed ? "the answer so far is kept; " : ""}pod resume continues, pod run <message> goes on after it\n`,
+          `pod: interrupted: what was logged is kept${live.printed ? " (the answer so far, marked interrupted)" : ""}; pod resume continues, pod run <message> goes on after it\n`,
         );
         return EXIT_INTERRUPTED;
       }

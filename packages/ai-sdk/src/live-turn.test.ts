@@ -279,4 +279,29 @@ describe("images", () => {
     expect(fake.requests[0]!.body).toContain(block);
     expect(fake.requests[1]!.body).toContain(block);
   });
+
+  test("an_image_a_tool_returns_is_sent_with_its_result", async () => {
+    const png = imagePart(Buffer.from("89504e470d0a1a0a00000001", "hex"));
+    if (typeof png === "string") throw new Error(png);
+    const { worker, fake } = await setup("anthropic", (_request, index) =>
+      index === 0 ? { toolCalls: [{ id: "toolu_1", name: "screenshot", input: {} }] } : { text: "I see it" },
+    );
+    worker.tools.register({
+      name: "screenshot",
+      description: "takes a screenshot",
+      inputSchema: { type: "object" },
+      execute: () => ({ content: "the screen", images: [png] }),
+    });
+    await worker.run("look");
+    expect(worker.getHistory()[2]).toEqual({
+      role: "tool",
+      toolCallId: "toolu_1",
+      name: "screenshot",
+      content: "the screen",
+      images: [png],
+    });
+    expect(fake.requests[1]!.body).toContain(
+      `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"${png.data}"}}`,
+    );
+  });
 });

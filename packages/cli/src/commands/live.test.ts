@@ -166,4 +166,16 @@ describe("pod run, live", () => {
       `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"${png.toString("base64")}"}`,
     );
   });
+
+  test("reasoning_is_printed_on_stderr_only_with_the_reasoning_flag", async () => {
+    const env = await workspace(() => ({ reasoning: { text: "Let me think.", signature: "sig" }, text: "Done." }));
+    const quiet = await runPod(["run", "hi"], { cwd: box.ws, env });
+    expect([quiet.code, quiet.stdout]).toEqual([0, "Done.\n"]);
+    expect(quiet.stderr).not.toContain("Let me think.");
+    const shown = await runPod(["run", "--reasoning", "again"], { cwd: box.ws, env });
+    expect([shown.code, shown.stdout]).toEqual([0, "Done.\n"]);
+    expect(shown.stderr).toContain("Let me think.\n");
+    // The first answer's thinking block went back with its signature.
+    expect(fake!.requests[1]!.body).toContain('{"type":"thinking","thinking":"Let me think.","signature":"sig"}');
+  });
 });

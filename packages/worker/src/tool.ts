@@ -1,11 +1,11 @@
+import type { ImagePart } from "./content-parts.ts";
+
 /** What the model is told about a tool. */
 export interface ToolDefinition {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: Readonly<Record<string, unknown>>;
 }
-
-import type { ImagePart } from "./content-parts.ts";
 
 /** What a tool may return instead of a plain string: its text plus images (png, jpeg, gif, webp; 5 MiB each at most). */
 export interface ToolOutput {
@@ -28,5 +28,8 @@ export interface Tool extends ToolDefinition {
   execute(input: unknown, options: ToolExecuteOptions): Promise<string | ToolOutput> | string | ToolOutput;
 }
 
-/** Builds a tool on demand; run at most once, by ToolServer.flushPending(). */
-export type ToolFactory = () => Tool | Promise<Tool>;
+/**
+ * Builds a tool, or a list of tools (e.g. every tool of an MCP server), on demand; run at
+ * most once, by ToolServer.flushPending().
+ */
+export type ToolFactory = () => Tool | readonly Tool[] | Promise<Tool | readonly Tool[]>;

@@ -4,6 +4,7 @@ import type { PromptOptions } from "../args.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
+import { probeMcpServers } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** `pod prompt`: prints the system prompt a pod started in the directory would send, byte for byte. */
@@ -11,9 +12,15 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
-  // A pod registers the manifest's worker.tools, so that is what its template sees unless --tool says otherwise.
-  const tools = options.tools ?? manifest.worker.tools;
+  // A pod registers the manifest's worker.tools and its MCP servers' tools, so that is what its
+  // template sees unless --tool says otherwise (then no server is started).
+  const mcp = options.tools === undefined ? await probeMcpServers(manifest, io.env) : undefined;
+  const tools = options.tools ?? [...manifest.worker.tools, ...(mcp?.tools ?? [])];
   const style = styleFor(io.stderr, io.env);
+  for (const warning of mcp?.warnings ?? []) {
+    const problem = { code: warning.code, message: warning.message, severity: "warning" as const };
+    io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
+  }
   let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
   try {
     result = await materializeSystemPrompt({ manifest, tools, now, env: { ...io.env } });
@@ -58,6 +65,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       manifestFiles: files,
       now,
       tools,
+      mcpServers: mcp?.servers ?? [],
     },
     result,
     await loadTokenCounter(),

@@ -120,6 +120,15 @@ function buildLayerSchema(v: Valibot) {
                 "a mapping of USD per million tokens: input, output, cache_read, cache_write",
               ),
             ),
+            reasoning: v.optional(
+              v.strictObject(
+                {
+                  effort: v.picklist(["low", "medium", "high"], '"low", "medium" or "high"'),
+                  budget_tokens: v.optional(positiveInteger("a positive whole number")),
+                },
+                MAPPING,
+              ),
+            ),
           },
           MAPPING,
         ),

@@ -26,6 +26,8 @@ export interface CallRecord {
 /** A message record of the segment log, with the call record when the message is a model's answer. */
 export interface CallMessageRecord {
   readonly type: "message";
+  /** The message format (see `MESSAGE_FORMAT_VERSION`). */
+  readonly version?: number;
   readonly message: Message;
   readonly call?: CallRecord | undefined;
 }

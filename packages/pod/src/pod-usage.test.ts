@@ -31,9 +31,10 @@ describe("usage in the segment log", () => {
 
     const { records } = await store.readSegment(segment);
     expect(records.slice(1)).toEqual([
-      { type: "message", message: { role: "user", content: "hello" } },
+      { type: "message", version: 2, message: { role: "user", content: "hello" } },
       {
         type: "message",
+        version: 2,
         message: { role: "assistant", content: "hi", usage },
         // What the call sent, hashed, beside the answer: the ledger's cache-break causes come from it.
         call: {

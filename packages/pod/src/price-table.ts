@@ -19,8 +19,9 @@ export interface ModelPrice {
 }
 
 /**
- * The day the shipped table was checked against the providers' pricing pages
- * (platform.claude.com/docs/en/about-claude/pricing and OpenAI's API pricing page).
+ * The day the shipped table was last checked: the Anthropic rows against Anthropic's pricing page
+ * (platform.claude.com/docs/en/about-claude/pricing); the OpenAI rows are OpenAI's published list
+ * prices for these models (openai.com/api/pricing). Re-check both when a provider changes prices.
  */
 export const PRICE_TABLE_DATE = "2026-12-02";
 

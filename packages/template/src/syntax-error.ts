@@ -24,12 +24,14 @@ const OPENERS = new Set(["OPEN_BLOCK", "OPEN_INVERSE", "OPEN_PARTIAL_BLOCK", "OP
 /**
  * Turns whatever Handlebars.parse threw into an exact position and a readable message.
  * Handlebars' own parse errors carry only a line; the position of the offending token
- * comes from re-running its lexer and parser on private instances.
+ * comes from re-running its lexer and parser on private instances. `lexed` is every token
+ * of `text` up to EOF when a scan already lexed it whole, so a large file is not lexed again.
  */
-export function describeSyntaxError(text: string, error: unknown): SyntaxErrorInfo {
+export function describeSyntaxError(text: string, error: unknown, lexed?: readonly Token[]): SyntaxErrorInfo {
   const parser = handlebarsParser() as JisonParser;
   const lines = lineStarts(text);
-  const { tokens, lexError } = lexAll(text);
+  // Tokens that reached EOF are exactly what lexAll returns, with no lexical error.
+  const { tokens, lexError } = lexed === undefined ? lexAll(text) : { tokens: lexed, lexError: undefined };
   const blocks = scanBlocks(tokens, text, lines);
   const lexable = lexableText(text);
   const raw = lexable.restore(errorText(error));

@@ -393,7 +393,7 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
   try {
     ast = prebuiltAst(text) ?? (scan.tokens === undefined ? parseTemplateText(text) : parseTokens(text, scan.tokens));
   } catch (cause) {
-    const info = describeSyntaxError(text, cause);
+    const info = describeSyntaxError(text, cause, scan.tokens);
     throw new SystemPromptError("SYNTAX", `syntax error: ${info.message}`, {
       ...where,
       line: info.line,

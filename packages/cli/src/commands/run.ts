@@ -9,14 +9,7 @@ import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Style } from "../output.ts";
 import { openPodStore, type PodStore, promptCacheKey } from "../pod-store.ts";
-import {
-  apiKey,
-  closeUnusedConnections,
-  languageModel,
-  preconnectProvider,
-  type ProviderChoice,
-  providerChoice,
-} from "../provider-model.ts";
+import { apiKey, languageModel, type ProviderChoice, providerChoice } from "../provider-model.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -99,17 +92,11 @@ async function session(options: SessionOptions, io: CliIo, turn: Turn | undefine
   const { manifest, origins, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const choice = providerChoice(manifest, origins, files, io);
   const key = await apiKey(choice, origins, io);
-  // The base URL passed providerChoice's trust check and the key is there: start the handshake now.
-  preconnectProvider(choice);
+  const opened = await openPodStore(options.store, manifest, io);
   try {
-    const opened = await openPodStore(options.store, manifest, io);
-    try {
-      return await converse({ ...opened, choice, key, manifest, options, turn, io });
-    } finally {
-      await opened.close?.();
-    }
+    return await converse({ ...opened, choice, key, manifest, options, turn, io });
   } finally {
-    await closeUnusedConnections();
+    await opened.close?.();
   }
 }
 
@@ -142,7 +129,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       import("@insomnia/worker"),
       import("@insomnia/pod"),
       import("@insomnia/prompt-loader"),
-      languageModel(choice, key),
+      languageModel(choice, key, io.env),
     ]);
   const interrupt = interruption(io);
   let pod: Pod | undefined;

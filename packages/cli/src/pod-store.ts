@@ -1,7 +1,7 @@
+import { createHash } from "node:crypto";
 import { isAbsolute, join, resolve } from "node:path";
 import type { PodManifest } from "@insomnia/manifest";
 import type { SegmentStore } from "@insomnia/pod";
-import { sha256Hex } from "@insomnia/prompt-loader";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./io.ts";
 
@@ -16,8 +16,7 @@ export interface PodStore {
 
 /**
  * The directory of one pod inside a store root: its name (made safe for a file name) and a
- * hash of its pwd, so two checkouts of one repository never share a conversation. (The hash is
- * the prompt loader's, in JavaScript for a short text: no node:crypto at start-up.)
+ * hash of its pwd, so two checkouts of one repository never share a conversation.
  */
 export function podDirectoryName(manifest: PodManifest): string {
   const name =
@@ -27,6 +26,10 @@ export function podDirectoryName(manifest: PodManifest): string {
       .slice(0, 64) || "pod";
   const hash = sha256Hex(manifest.pod.pwd).slice(0, 12);
   return `${name}-${hash}`;
+}
+
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /**

@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "./index.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // 5,000 generated `pod` invocations, run in-process through main(argv, io): unknown
 // commands and flags, missing values, garbage --now, --cwd / --manifest at files, FIFOs,
@@ -18,7 +19,7 @@ import { guarded } from "../../../test/support/output-guard.ts";
 // unhandled; a `pod prompt` that succeeds prints the trailing section.
 
 const SEED = 0x90d_c11;
-const RUNS = 5_000;
+const RUNS = propertyRuns(300, 5_000);
 
 // ---- workspaces -------------------------------------------------------------------------
 

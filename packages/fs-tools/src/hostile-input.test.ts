@@ -9,6 +9,7 @@ import { byName } from "./__fixtures__/tree.ts";
 import { changes, snapshot } from "./__fixtures__/watch.ts";
 import { fsTools } from "./fs-tools.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // ≥ 100,000 generated calls over a tree with symlinks in and out, nested allow/deny and
 // non-recursive rules, while a second process swaps symlinks (and a directory for a
@@ -18,7 +19,7 @@ import { FsToolsError } from "./fs-tools-error.ts";
 // canary no output may contain, and every such directory a marker file no listing may show.
 
 /** FS_TOOLS_HOSTILE_CALLS runs a smaller suite while debugging; the default is the promise. */
-const CALLS = Number(process.env["FS_TOOLS_HOSTILE_CALLS"] ?? 100_000);
+const CALLS = Number(process.env["FS_TOOLS_HOSTILE_CALLS"] ?? propertyRuns(5_000, 100_000));
 const STREAMS = 4;
 const CANARY = "CANARY-7f3a";
 /** A file name in every unreadable directory; no generated path uses it, so a listing that shows it leaked. */

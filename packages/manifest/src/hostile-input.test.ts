@@ -6,6 +6,7 @@ import { ManifestError, type ManifestErrorCode } from "./manifest-error.ts";
 import { parseManifestLayer, validateManifestLayer } from "./parse-manifest-layer.ts";
 import type { PartialManifest } from "./types.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // 10,000 generated YAML manifests. Most are valid manifests with one to three hostile
 // defects planted at known lines (aliases, anchors, tags, directives, merge keys, duplicate
@@ -14,7 +15,7 @@ import { guarded } from "../../../test/support/output-guard.ts";
 // and denial-of-service shapes. None may be accepted wrongly, none may print.
 
 const SEED = 0x3a11_0001;
-const RUNS = 10_000;
+const RUNS = propertyRuns(500, 10_000);
 const FILE = ".insomnia/pod.yaml";
 
 const CODES: ReadonlySet<ManifestErrorCode> = new Set([

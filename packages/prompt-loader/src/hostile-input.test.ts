@@ -10,6 +10,7 @@ import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 import { MAX_REF_LENGTH, MAX_REF_SEGMENTS, parseRef, type PromptPrefix, type PromptRef } from "./prompt-ref.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // 100,000 generated prompt references (traversal, encodings, unicode, drive letters, NUL,
 // forged PromptRef objects, over-long refs), each parsed with parseRef AND loaded against a
@@ -18,7 +19,7 @@ import { guarded } from "../../../test/support/output-guard.ts";
 // inside its root's real path; nothing may print, warn or reject unhandled.
 
 const SEED = 0x1a5e_0001;
-const RUNS = 100_000;
+const RUNS = propertyRuns(2_000, 100_000);
 const SECRET = "SECRET-c0ffee never in a prompt";
 const MAX_BYTES = 4096;
 

@@ -17,6 +17,7 @@ import { Scope } from "./scope.ts";
 import type { Permission, ScopeConfig } from "./scope-config.ts";
 import { ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // Hostile path queries (`..` chains, NUL, very long paths, 200-deep `a/../` chains, unicode
 // lookalikes, symlinks out, symlink loops) against a real tree, and hostile scope configs.
@@ -24,8 +25,8 @@ import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
 // component at a time), so "readable" is checked against where the kernel would really read.
 
 const SEED = 0x5c0e_0001;
-const QUERY_RUNS = 12_000;
-const CONFIG_RUNS = 2_000;
+const QUERY_RUNS = propertyRuns(1_000, 12_000);
+const CONFIG_RUNS = propertyRuns(200, 2_000);
 
 const CODES: ReadonlySet<ScopeErrorCode> = new Set([
   "INVALID_BASE",

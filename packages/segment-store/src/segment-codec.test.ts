@@ -5,6 +5,7 @@ import { SegmentStoreError } from "./segment-store-error.ts";
 import { isSegmentRecord } from "./segment-record.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord } from "./segment-codec.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 const FILE = "/logs/seg-0000000001.jsonl";
 
@@ -314,7 +315,7 @@ describe("line decoder", () => {
         if ("records" in expected && expected.tail === undefined) accepted += 1;
         expect(actualScan(Buffer.concat([startLine, line, Buffer.from("\n")]))).toEqual(expected);
       }),
-      { numRuns: 3_000 },
+      { numRuns: propertyRuns(300, 3_000) },
     );
     // The generators reach the checksummed and the healthy paths too, not only the rejections.
     expect(framed).toBeGreaterThan(300);

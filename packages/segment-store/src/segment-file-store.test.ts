@@ -11,6 +11,7 @@ import { FileSegmentStore } from "./segment-file-store.ts";
 import { formatSegmentId } from "./segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
 import type { ReadSegmentResult, SegmentWriter } from "./segment-store.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -609,7 +610,7 @@ describe("FileSegmentStore crash recovery", () => {
         await opened.writer.close();
         expect(Buffer.compare(await readFile(file), prefix)).toBe(0);
       }),
-      { numRuns: 200 },
+      { numRuns: propertyRuns(30, 200) },
     );
   });
 

@@ -11,6 +11,7 @@ import { formatSegmentId } from "./segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
 import type { OpenSegmentResult, ReadSegmentResult } from "./segment-store.ts";
 import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // The segment log under hostile bytes: a crash at every byte offset, random garbage tails,
 // every single bit of a whole log flipped, and lines forged with a correct checksum.
@@ -21,8 +22,8 @@ import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
 // Every file-store case goes through a real FileSegmentStore on disk.
 
 const SEED = 0x5e6_0001;
-const GARBAGE_RUNS = 3_000;
-const FORGED_RUNS = 1_000;
+const GARBAGE_RUNS = propertyRuns(200, 3_000);
+const FORGED_RUNS = propertyRuns(100, 1_000);
 const CODES: ReadonlySet<SegmentStoreErrorCode> = new Set([
   "SEGMENT_CORRUPT",
   "SEGMENT_LOCKED",

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { isValidSkillName, oneLineDescription, parseSkill } from "./parse-skill.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 const file = "/r/review/SKILL.md";
 const parse = (text: string, dirName = "review") => parseSkill(text, { file, dirName });
@@ -45,7 +46,7 @@ describe("parseSkill", () => {
       fc.property(fc.oneof(fc.string({ unit, maxLength: 12 }), fc.string({ maxLength: 12 })), (text) => {
         expect(oneLineDescription(text)).toBe(fold(text));
       }),
-      { numRuns: 5000 },
+      { numRuns: propertyRuns(300, 5000) },
     );
     expect(oneLineDescription("Reviews a change.")).toBe("Reviews a change.");
   });

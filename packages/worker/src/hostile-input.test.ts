@@ -12,6 +12,7 @@ import {
   type WorkerErrorCode,
 } from "./index.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // 6,000 generated worker runs against a hand-written hostile LLM client: responses that
 // are not objects, bad `content`, bad `toolCalls` (not arrays, bad entries, duplicate ids,
@@ -28,7 +29,7 @@ import { guarded } from "../../../test/support/output-guard.ts";
 // raw errors; they are fixed and pinned by named tests in worker.test.ts.
 
 const SEED = 0x30_2ce7;
-const RUNS = 6_000;
+const RUNS = propertyRuns(300, 6_000);
 
 const CODES: ReadonlySet<WorkerErrorCode> = new Set<WorkerErrorCode>([
   "NO_SYSTEM_PROMPT",

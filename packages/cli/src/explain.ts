@@ -59,7 +59,6 @@ export interface ExplainInput {
   instruction: string;
   manifestFiles: readonly string[];
   now: Date;
-  tools: readonly string[];
 }
 
 const SECTION_LABELS: Record<ExplainedSection["name"], string> = {

@@ -3,6 +3,7 @@ import { materializeSystemPrompt } from "@insomnia/pod";
 import type { PromptOptions } from "../args.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
+import { podToolFactories } from "../pod-tools.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -11,12 +12,13 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
-  // A pod registers the manifest's worker.tools, so that is what its template sees unless --tool says otherwise.
-  const tools = options.tools ?? manifest.worker.tools;
   const style = styleFor(io.stderr, io.env);
   let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
   try {
-    result = await materializeSystemPrompt({ manifest, tools, now, env: { ...io.env } });
+    // The tools a pod of this manifest registers (podToolFactories), unless --tool names others.
+    const tools =
+      options.tools === undefined ? { toolFactories: podToolFactories(manifest) } : { tools: options.tools };
+    result = await materializeSystemPrompt({ manifest, ...tools, now, env: { ...io.env } });
   } catch (error) {
     // An instruction that cannot be loaded, or a scope rule or pod.pwd that cannot be
     // resolved, is reported at the manifest value that set it; everything else goes to
@@ -57,7 +59,6 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       instruction: manifest.worker.instruction,
       manifestFiles: files,
       now,
-      tools,
     },
     result,
     await loadTokenCounter(),

@@ -9,31 +9,13 @@ import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Style } from "../output.ts";
 import { openPodStore, type PodStore, promptCacheKey } from "../pod-store.ts";
+import { podToolFactories } from "../pod-tools.ts";
 import { apiKey, languageModel, type ProviderChoice, providerChoice } from "../provider-model.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
-
-/** What `toolsForRun` gets to decide which tools a pod's worker offers. */
-export interface RunToolContext {
-  manifest: PodManifest;
-  worker: Worker;
-}
-
-/**
- * Registers the tools `pod run` offers the model, before the prompt is rendered (the
- * template sees their names): the file tools of `worker.tools` (all four unless the manifest
- * says otherwise), bound to the manifest's scope, so what the prompt's Working boundaries say
- * is what the tools allow.
- */
-export async function toolsForRun({ manifest, worker }: RunToolContext): Promise<void> {
-  if (manifest.worker.tools.length === 0) return;
-  const [{ Scope }, { fsTools }] = await Promise.all([import("@insomnia/scope"), import("@insomnia/fs-tools")]);
-  const scope = Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
-  for (const tool of fsTools(scope, { tools: manifest.worker.tools })) worker.tools.register(tool);
-}
 
 /** `pod run`: sends one user message to the manifest's model, continuing the latest conversation unless `--new`. */
 export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
@@ -143,15 +125,24 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       onWarning: (warning) => writeWarning(io, style, { code: "PROVIDER_WARNING", message: warning.message }),
     });
     const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });
-    await toolsForRun({ manifest, worker });
     const notifier: Notifier = { warn: (warning) => writeWarning(io, style, warning) };
     const clock: Clock | undefined = options.now === undefined ? undefined : { now: () => new Date(options.now!) };
     const env = { ...io.env };
+    const tools = podToolFactories(manifest);
     pod =
       latest === undefined
-        ? await Pod.fromManifest(manifest, { worker, store, notifier, env, ...(clock === undefined ? {} : { clock }) })
+        ? await Pod.fromManifest(manifest, {
+            worker,
+            store,
+            notifier,
+            env,
+            tools,
+            ...(clock === undefined ? {} : { clock }),
+          })
         : await Pod.restore(store, latest, worker, {
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
+            manifest,
+            tools,
             notifier,
             ...(clock === undefined ? {} : { clock }),
           });

@@ -3,14 +3,17 @@ import { chmodSync, readFileSync, realpathSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { writeEscapeTree } from "./__fixtures__/escape-tree.ts";
 import { tempDirs } from "./__fixtures__/temp-dir.ts";
 import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 import { MAX_REF_LENGTH, MAX_REF_SEGMENTS, parseRef, type PromptPrefix, type PromptRef } from "./prompt-ref.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
-import { propertyRuns } from "../../../test/support/property-runs.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+
+// Each test here runs hundreds to thousands of generated cases in one go: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 // 100,000 generated prompt references (traversal, encodings, unicode, drive letters, NUL,
 // forged PromptRef objects, over-long refs), each parsed with parseRef AND loaded against a

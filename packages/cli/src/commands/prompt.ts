@@ -51,7 +51,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
 
   const [{ buildExplanation, formatExplanation }, { loadTokenCounter }] = await Promise.all([
     import("../explain.ts"),
-    import("../tokens.ts"),
+    import("../token-counter.ts"),
   ]);
   const explanation = await buildExplanation(
     {

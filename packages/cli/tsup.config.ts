@@ -10,7 +10,7 @@ import { baseConfig } from "../../tsup.base.ts";
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 /*
- * The `pod` bin (issue 15) is CommonJS bundles run through a V8 code cache
+ * The `pod` bin is CommonJS bundles run through a V8 code cache
  * (src/compile-cache.ts): Node 20 caches no compiled code itself, and a CommonJS file loads
  * with less work than ES modules. The library entry (dist/index.js) stays plain ESM.
  *
@@ -160,17 +160,9 @@ const BUILTINS = new Set(builtinModules);
 const requireHere = createRequire(import.meta.url);
 
 /**
- * The CommonJS module an ES module's import of `specifier` resolves to. esbuild imports a
- * CommonJS module through `__toESM`, which copies every own property of its exports onto a new
- * object as a getter, once per importing module: for the builtins, dozens of modules times
- * node:fs's hundred names: a tenth of the instructions of a `pod run` start (and V8 optimised
- * the copying loop on a second thread). A builtin whose exports are an object (node:fs,
- * node:path, …) is therefore exported as an object that inherits from it: it has no own
- * properties to copy, and every import (named, namespace or default) reads the builtin's own,
- * current values through the prototype. (A default import is that object, not the builtin
- * itself: a method called on it gets it as `this`, as one called on a namespace import always
- * did; Node's builtins' functions do not use `this`, they are routinely destructured.) A builtin whose exports are a function (node:module, node:stream: a default import may
- * be called or `new`ed) and the vendor files are exported as they are.
+ * The CommonJS module an ES module's import of `specifier` resolves to: an object builtin is
+ * re-exported as an object inheriting from it, because esbuild's `__toESM` would otherwise copy
+ * all its properties once per importing module (cost: bench/RESULTS.md, issue 15 step 3).
  */
 function lazyRequireModule(specifier: string, builtin: boolean): string {
   const required = `require(${JSON.stringify(specifier)})`;

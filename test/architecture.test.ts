@@ -51,6 +51,7 @@ const allowed: Record<string, readonly string[]> = {
     "@ai-sdk/openai",
     "@ai-sdk/openai-compatible",
     "gpt-tokenizer",
+    "undici",
   ],
 };
 

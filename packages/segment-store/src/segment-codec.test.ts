@@ -320,8 +320,9 @@ describe("line decoder", () => {
       { numRuns: CODEC_RUNS },
     );
     // The generators reach the checksummed and the healthy paths too, not only the rejections.
-    expect(framed).toBeGreaterThan(CODEC_RUNS / 10);
-    expect(accepted).toBeGreaterThan(CODEC_RUNS / 30);
+    // Unseeded, so a margin below the expected share (about 12% framed, 4% accepted).
+    expect(framed).toBeGreaterThan(propertyRuns(10, 300));
+    expect(accepted).toBeGreaterThan(propertyRuns(3, 100));
   });
 
   it("reads_seq_of_up_to_15_digits_exactly", () => {

@@ -1,7 +1,7 @@
 import type { PodManifest } from "@insomnia/manifest";
 import { loadManifest } from "@insomnia/manifest";
 import type { Clock, Notifier, Pod } from "@insomnia/pod";
-import type { TurnResult, Worker } from "@insomnia/worker";
+import type { TurnResult } from "@insomnia/worker";
 import type { ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";

@@ -17,6 +17,7 @@ export type {
   PreparedSystemPrompt,
 } from "./materialize.ts";
 export type { PodToolContext, PodToolFactory } from "./pod-tools.ts";
+export { MCP_BOUNDARIES_NOTE, workingBoundaries } from "./working-boundaries.ts";
 export { AGENTS_MD_MAX_BYTES, readAgentsMd } from "./agents-md.ts";
 export type { AgentsMdResult } from "./agents-md.ts";
 export { SUMMARY_PREFIX, summaryMessage } from "./summary-message.ts";
@@ -35,4 +36,5 @@ export type {
   SegmentSpan,
   SegmentStartRecord,
   SegmentStore,
+  SegmentToolDefinition,
 } from "@insomnia/segment-store";

@@ -15,6 +15,7 @@ import { readAgentsMd } from "./agents-md.ts";
 import { PodError } from "./pod-error.ts";
 import { makePodTools, type PodToolFactory } from "./pod-tools.ts";
 import { silentNotifier } from "./pod-warning.ts";
+import { workingBoundaries } from "./working-boundaries.ts";
 import type { Notifier, PodWarning } from "./pod-warning.ts";
 
 /** A pod's instruction, parsed and checked, waiting for its one render. */
@@ -167,9 +168,10 @@ export async function materialize(
   } catch (error) {
     throw templateError(error, "SYSTEM_PROMPT_RENDER", prepared.template.instruction);
   }
+  const boundaries = workingBoundaries(scope.summary, context.tools);
   const { prompt, sections: spans } = assembleSystemPromptWithSections({
     instruction,
-    scopeSummary: scope.summary,
+    scopeSummary: boundaries,
     ...(section.text === undefined ? {} : { skills: section.text }),
     ...(agents.text === undefined ? {} : { agentsMd: agents.text }),
   });
@@ -193,7 +195,7 @@ export async function materialize(
     ],
     sections: {
       instruction,
-      workingBoundaries: scope.summary,
+      workingBoundaries: boundaries,
       ...(section.text === undefined ? {} : { skills: section.text }),
       ...(agents.text === undefined ? {} : { agentsMd: agents.text }),
     },
@@ -233,7 +235,7 @@ function skillWarning(warning: SkillCatalog["warnings"][number]): PodWarning {
 /** Options of {@link materializeSystemPrompt}. */
 export interface MaterializeSystemPromptOptions extends PrepareOptions, Omit<MaterializeInput, "tools"> {
   manifest: PodManifest;
-  /** The tool names to render with; default: the names of the tools `toolFactories` make, as a pod would register them. */
+  /** Tool names to render with, besides the names of the tools `toolFactories` make (as a pod would register them). */
   tools?: readonly string[];
   /** The pod's tool factories (`PodDeps.tools`), made with the pod's scope for their names. */
   toolFactories?: readonly PodToolFactory[];
@@ -246,11 +248,8 @@ export async function materializeSystemPrompt(options: MaterializeSystemPromptOp
     ...(loader === undefined ? {} : { loader }),
     ...(env === undefined ? {} : { env }),
   });
-  const tools =
-    options.tools ??
-    (await makePodTools(options.toolFactories ?? [], { scope: prepared.scope, pwd: prepared.cwd })).map(
-      (tool) => tool.name,
-    );
+  const made = await makePodTools(options.toolFactories ?? [], { scope: prepared.scope, pwd: prepared.cwd });
+  const tools = [...(options.tools ?? []), ...made.map((tool) => tool.name)];
   return materialize(prepared, { tools, now, ...(notifier === undefined ? {} : { notifier }) });
 }
 

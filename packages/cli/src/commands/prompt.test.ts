@@ -381,6 +381,7 @@ describe("pod prompt --explain and --json", () => {
       "manifestFiles",
       "now",
       "tools",
+      "mcpServers",
       "tokenizer",
       "sources",
       "agentsMd",

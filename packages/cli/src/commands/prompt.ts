@@ -3,8 +3,8 @@ import { materializeSystemPrompt } from "@insomnia/pod";
 import type { PromptOptions } from "../args.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
-import { podToolFactories } from "../pod-tools.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
+import { probeMcpServers } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** `pod prompt`: prints the system prompt a pod started in the directory would send, byte for byte. */
@@ -12,13 +12,18 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
+  // A pod registers the manifest's worker.tools and its MCP servers' tools, so that is what its
+  // template sees unless --tool says otherwise (then no server is started).
+  const mcp = options.tools === undefined ? await probeMcpServers(manifest, io.env) : undefined;
+  const tools = options.tools ?? [...manifest.worker.tools, ...(mcp?.tools ?? [])];
   const style = styleFor(io.stderr, io.env);
+  for (const warning of mcp?.warnings ?? []) {
+    const problem = { code: warning.code, message: warning.message, severity: "warning" as const };
+    io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
+  }
   let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
   try {
-    // The tools a pod of this manifest registers (podToolFactories), unless --tool names others.
-    const tools =
-      options.tools === undefined ? { toolFactories: podToolFactories(manifest) } : { tools: options.tools };
-    result = await materializeSystemPrompt({ manifest, ...tools, now, env: { ...io.env } });
+    result = await materializeSystemPrompt({ manifest, tools, now, env: { ...io.env } });
   } catch (error) {
     // An instruction that cannot be loaded, or a scope rule or pod.pwd that cannot be
     // resolved, is reported at the manifest value that set it; everything else goes to
@@ -59,6 +64,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       instruction: manifest.worker.instruction,
       manifestFiles: files,
       now,
+      mcpServers: mcp?.servers ?? [],
     },
     result,
     await loadTokenCounter(),

@@ -16,7 +16,9 @@ export type CliErrorCode =
   /** The workspace's own manifest names an API key file outside the workspace (nothing is read or sent). */
   | "UNTRUSTED_KEY_FILE"
   /** `pod resume` or `pod log` with no conversation in the store. */
-  | "NO_CONVERSATION";
+  | "NO_CONVERSATION"
+  /** `pod run --image FILE` names a file that is unreadable, not png/jpeg/gif/webp, or over 5 MiB (nothing is sent). */
+  | "INVALID_IMAGE";
 
 const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "FILE_EXISTS",

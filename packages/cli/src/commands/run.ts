@@ -13,7 +13,7 @@ import { formatProblemLine, styleFor } from "../output.ts";
 import type { Style } from "../output.ts";
 import { openPodStore, type PodStore, promptCacheKey } from "../pod-store.ts";
 import { apiKey, languageModel, type ProviderChoice, providerChoice } from "../provider-model.ts";
-import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import { activityLines, usageLine, writeWarning } from "../run-report.ts";
 import { registerMcpTools } from "../mcp-tools.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
@@ -197,7 +197,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
   const [
     { aiSdkClient, AiSdkError, DEFAULT_MAX_RETRIES },
     { Worker, WorkerError },
-    { Pod, SUMMARY_PREFIX },
+    { Pod, SUMMARY_PREFIX, callCost, priceOf, usageTotals },
     { PromptLoader },
     model,
   ] = await Promise.all([
@@ -246,6 +246,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
         : await Pod.restore(store, latest, worker, {
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
+            provider: manifest.provider,
             onSegmentStart: (start) => frozenMcp.freezeFrom(start),
             ...(clock === undefined ? {} : { clock }),
           });
@@ -303,7 +304,11 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       );
       return 0;
     }
-    io.stderr.write(`pod: ${usageLine(usageTotals(result.messages))}\n`);
+    const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
+    const calls = result.messages.flatMap((m) =>
+      m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : [],
+    );
+    io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     return 0;
   } finally {
     interrupt.stop();

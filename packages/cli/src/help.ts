@@ -17,7 +17,8 @@ Flags:
   -V, --version   print the version of pod
 
 Exit status: 0 success, 1 a problem in your files, 2 wrong usage, 70 a bug in pod.
-Colour only on a terminal; NO_COLOR (any value) turns it off, FORCE_COLOR turns it on.
+Colour only on a terminal; NO_COLOR set to a non-empty value turns it off (an empty one
+does not: no-color.org), FORCE_COLOR (not 0 or false) turns it on.
 `;
 
 const MANIFEST_FLAGS = `  --cwd DIR          directory the pod starts in (default: the current directory)
@@ -27,8 +28,8 @@ const MANIFEST_FLAGS = `  --cwd DIR          directory the pod starts in (defaul
 
 const STORE_FLAGS = `  --store DIR|URL    where the log is kept: a directory holding one directory per pod
                      (default: INSOMNIA_STORE, else $XDG_STATE_HOME/insomnia/pods,
-                     ~/.local/state/insomnia/pods when unset); postgres:// URLs arrive
-                     with @insomnia/segment-store-postgres`;
+                     ~/.local/state/insomnia/pods when unset), or a postgres:// URL:
+                     the log in PostgreSQL (tables made by the first pod run)`;
 
 const RUN_FOOTER = `The model is the manifest's provider block (kind anthropic, openai or
 openai-compatible; model; base_url; api_key_file, else ANTHROPIC_API_KEY or

@@ -132,6 +132,15 @@ describe("PromptLoader.load", () => {
     expect(error.message.startsWith(`$workspace/foo: no file at ${join(workspace, "foo.md")}`)).toBe(true);
   });
 
+  it("a_missing_file_with_a_close_name_beside_it_gets_a_did_you_mean", async () => {
+    const { workspace, loader } = await setup();
+    await write(join(workspace, "team", "review.md"), "r");
+    const error = await failure(loader.load("$workspace/team/reveiw"), "NOT_FOUND");
+    expect(error.message).toContain('reveiw.md (did you mean "$workspace/team/review"?)');
+    const far = await failure(loader.load("$workspace/team/unrelated"), "NOT_FOUND");
+    expect(far.message).not.toContain("did you mean");
+  });
+
   it("missing_root_is_not_found_without_fallthrough", async () => {
     const { base, builtin } = await setup();
     await write(join(builtin, "x.md"), "builtin x");

@@ -16,7 +16,9 @@ export type CliErrorCode =
   /** The workspace's own manifest names an API key file outside the workspace (nothing is read or sent). */
   | "UNTRUSTED_KEY_FILE"
   /** `pod resume` or `pod log` with no conversation in the store. */
-  | "NO_CONVERSATION";
+  | "NO_CONVERSATION"
+  /** `pod log <id>` or `--conversation <id>` naming no conversation of the pod. */
+  | "UNKNOWN_CONVERSATION";
 
 const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "FILE_EXISTS",
@@ -26,6 +28,7 @@ const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "UNTRUSTED_BASE_URL",
   "UNTRUSTED_KEY_FILE",
   "NO_CONVERSATION",
+  "UNKNOWN_CONVERSATION",
 ]);
 
 /** Exit status of a CLI failure: 1 for a problem in the user's files, 2 for wrong usage. */

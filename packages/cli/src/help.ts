@@ -94,6 +94,7 @@ Flags:
 ${MANIFEST_FLAGS}
   --now RFC3339      fix the date and time rendered into a new prompt and stamped on the log
   --new              start a new conversation instead of continuing the latest one
+  --conversation ID  continue that conversation instead (pod log --list shows the ids)
 ${STORE_FLAGS}
   -h, --help         show this help
 
@@ -107,20 +108,26 @@ Does nothing when the last turn finished.
 Flags:
 ${MANIFEST_FLAGS}
   --now RFC3339      fix the date and time stamped on the log
+  --conversation ID  resume that conversation instead of the latest one
 ${STORE_FLAGS}
   -h, --help         show this help
 
 ${RUN_FOOTER}`,
-  log: `Usage: pod log [flags]
+  log: `Usage: pod log [flags] [id]
 
-Shows the latest conversation (its segments, oldest first, with compaction summaries):
-every message, tool call and result, each turn's token usage and cache-read share,
-and the total.
+Shows the latest conversation, or the one with that id (its segments, oldest first,
+with compaction summaries): every message, tool call and result, each turn's token
+usage and cache-read share, and the total.
 
 Flags:
 ${MANIFEST_FLAGS}
 ${STORE_FLAGS}
-  --json             print { store, segments, turns, usage } as one JSON object
+  --list             list the conversations instead: id, start, messages, the first
+                     message; * marks the one pod run continues
+  --prompt           print the conversation's stored system prompt, byte for byte (what
+                     was sent; pod prompt prints what a new one would get)
+  --json             print { store, conversation, segments, turns, usage } as one JSON
+                     object (with --list: { store, conversations })
   -h, --help         show this help
 `,
 };

@@ -7,6 +7,7 @@ import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { styleFor } from "../output.ts";
 import { openPodStore, type PodStore } from "../pod-store.ts";
+import { conversationListText, findConversation, listConversations } from "../conversations.ts";
 import { cacheShare, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import type { UsageTotals } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
@@ -51,11 +52,14 @@ function turnsOf(segments: readonly SegmentView[]): TurnView[] {
   return turns;
 }
 
-/** `pod log`: the current conversation (the latest segment and those it continues), with each turn's usage. */
+/**
+ * `pod log`: the current conversation (the latest segment and those it continues), or the one
+ * `<id>` names, with each turn's usage; `--list` lists them, `--prompt` prints one's stored prompt.
+ */
 export async function runLog(options: LogOptions, io: CliIo): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest } = await loadManifest(manifestLoadOptions(options, cwd, io));
-  const opened = await openPodStore(options.store, manifest, io);
+  const opened = await openPodStore(options.store, manifest, io, { reader: true });
   try {
     return await printLog(opened, options, io);
   } finally {
@@ -65,18 +69,39 @@ export async function runLog(options: LogOptions, io: CliIo): Promise<number> {
 
 async function printLog({ store, location }: PodStore, options: LogOptions, io: CliIo): Promise<number> {
   const style = styleFor(io.stderr, io.env);
-  const latest = await store.latestSegment();
-  if (latest === undefined) {
-    throw new CliError("NO_CONVERSATION", `no conversation in ${location}; start one with pod run <message>`, {
+  const warn = (warning: { code: string; message: string; file?: string }): void => writeWarning(io, style, warning);
+  const none = (): CliError =>
+    new CliError("NO_CONVERSATION", `no conversation in ${location}; start one with pod run <message>`, {
       file: location,
     });
+  if (options.list) {
+    const conversations = await listConversations(store, warn);
+    if (conversations.length === 0) throw none();
+    io.stdout.write(
+      options.json
+        ? `${JSON.stringify({ store: location, conversations }, null, 2)}\n`
+        : conversationListText(conversations),
+    );
+    return 0;
+  }
+  const latest =
+    options.conversation === undefined
+      ? await store.latestSegment()
+      : (await findConversation(store, options.conversation, location, warn)).head;
+  if (latest === undefined) throw none();
+  if (options.prompt) {
+    // The prompt that was really sent, as stored: nothing added, nothing escaped (as pod prompt prints).
+    const start = (await store.readSegment(latest)).records[0];
+    if (start?.type !== "segment_start") throw none();
+    io.stdout.write(start.systemPrompt);
+    return 0;
   }
   const segments: SegmentView[] = [];
   const seen = new Set<string>();
   for (let id: string | undefined = latest; id !== undefined && !seen.has(id); ) {
     seen.add(id);
     const { records, warnings } = await store.readSegment(id);
-    for (const warning of warnings) writeWarning(io, style, warning);
+    for (const warning of warnings) warn(warning);
     const start = records[0];
     if (start?.type !== "segment_start") break;
     segments.unshift({
@@ -92,7 +117,8 @@ async function printLog({ store, location }: PodStore, options: LogOptions, io: 
   const turns = turnsOf(segments);
   const total = withShare(usageTotals(segments.flatMap((s) => s.messages)));
   if (options.json) {
-    io.stdout.write(`${JSON.stringify({ store: location, segments, turns, usage: total }, null, 2)}\n`);
+    const conversation = segments[0]?.id ?? latest;
+    io.stdout.write(`${JSON.stringify({ store: location, conversation, segments, turns, usage: total }, null, 2)}\n`);
     return 0;
   }
   const out = styleFor(io.stdout, io.env);

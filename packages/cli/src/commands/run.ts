@@ -17,6 +17,7 @@ import {
   type ProviderChoice,
   providerChoice,
 } from "../provider-model.ts";
+import { findConversation } from "../conversations.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -125,7 +126,12 @@ interface Conversation extends PodStore {
 /** One turn (or a resume) of the pod whose log is in `store`. */
 async function converse({ store, location, choice, key, manifest, options, turn, io }: Conversation): Promise<number> {
   const style = styleFor(io.stderr, io.env);
-  const latest = turn?.fresh === true ? undefined : await store.latestSegment();
+  const latest =
+    turn?.fresh === true
+      ? undefined
+      : options.conversation !== undefined
+        ? (await findConversation(store, options.conversation, location, (w) => writeWarning(io, style, w))).head
+        : await store.latestSegment();
   if (turn === undefined && latest === undefined) {
     throw new CliError(
       "NO_CONVERSATION",

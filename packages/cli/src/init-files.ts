@@ -1,4 +1,12 @@
-import { DEFAULT_INSTRUCTION, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, DEFAULT_TEMPERATURE } from "@insomnia/manifest";
+import {
+  DEFAULT_INSTRUCTION,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_MAX_TURNS,
+  DEFAULT_SKILLS_BUDGET,
+  DEFAULT_TEMPERATURE,
+  WORKER_TOOL_NAMES,
+} from "@insomnia/manifest";
+import { PROVIDER_KINDS } from "./provider-kind.ts";
 
 /** Path of the manifest `pod init` writes, relative to the workspace. */
 export const INIT_MANIFEST_PATH = ".insomnia/pod.yaml";
@@ -26,6 +34,13 @@ worker:
   # max_tokens: ${DEFAULT_MAX_TOKENS}
   # max_turns: ${DEFAULT_MAX_TURNS}
   # temperature: ${DEFAULT_TEMPERATURE}   # 0 to 2
+  # The tools the model gets (file tools bound to the scope below); [] for none.
+  # tools: [${WORKER_TOOL_NAMES.join(", ")}]
+
+# Characters the prompt's Skills listing may take (SKILL.md files in
+# .insomnia/skills, .agents/skills, ~/.agents/skills ...; see docs/skills.md).
+# skills:
+#   budget: ${DEFAULT_SKILLS_BUDGET}
 
 # Paths the pod may read and write; relative targets are relative to pwd.
 # Without any allow rule the pod may write to pwd (recursively). Deny rules
@@ -39,8 +54,8 @@ worker:
 
 # The model to talk to (no default; kind and model are required when set).
 # provider:
-#   kind: <provider kind>
-#   model: <model name>
+#   kind: anthropic                  # ${PROVIDER_KINDS.join(" | ")}
+#   model: <model name>              # e.g. claude-sonnet-4-5
 #   base_url: <url>
 #   api_key_file: <path to a file holding the key>
 `;

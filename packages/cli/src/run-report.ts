@@ -1,5 +1,6 @@
 import type { LlmUsage, Message } from "@insomnia/worker";
 import type { CliIo } from "./io.ts";
+import { withNextStep } from "./next-step.ts";
 import { formatProblemLine } from "./output.ts";
 import type { Style } from "./output.ts";
 
@@ -98,7 +99,7 @@ export function writeWarning(
 ): void {
   const problem = {
     code: warning.code,
-    message: warning.message,
+    message: withNextStep(warning.code, warning.message),
     severity: "warning" as const,
     ...(warning.file === undefined ? {} : { file: warning.file }),
   };

@@ -132,7 +132,10 @@ async function printLog({ store, location }: PodStore, options: LogOptions, io: 
     if (segment.summary !== undefined) lines.push(`  summary: ${segment.summary.replace(/\n/g, "\n    ")}`);
     for (const turn of turns.filter((t) => t.segment === segment.id)) {
       for (const message of turn.messages) lines.push(...messageLines(message));
-      lines.push(`  ${out.yellow(`usage: ${usageLine(turn.usage)}`)}`);
+      // A message that got no answer (a provider error, Ctrl-C) made no model call to count.
+      lines.push(
+        `  ${out.yellow(turn.usage.calls === 0 ? "no answer yet (pod resume retries it)" : `usage: ${usageLine(turn.usage)}`)}`,
+      );
     }
   }
   lines.push(out.bold(`total: ${usageLine(total)}`));

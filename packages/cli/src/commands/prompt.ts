@@ -1,6 +1,8 @@
-import { loadManifest } from "@insomnia/manifest";
+import { didYouMeanSuffix } from "@insomnia/errors";
+import { loadManifest, WORKER_TOOL_NAMES } from "@insomnia/manifest";
 import { materializeSystemPrompt } from "@insomnia/pod";
 import type { PromptOptions } from "../args.ts";
+import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
@@ -13,6 +15,15 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const now = options.now ?? new Date();
   // A pod registers the manifest's worker.tools, so that is what its template sees unless --tool says otherwise.
   const tools = options.tools ?? manifest.worker.tools;
+  // --tool names what worker.tools may name: a pod could never have another tool.
+  for (const tool of options.tools ?? []) {
+    if (!WORKER_TOOL_NAMES.includes(tool)) {
+      throw new CliError(
+        "USAGE",
+        `--tool '${tool}' is not a tool a pod can have${didYouMeanSuffix(tool, WORKER_TOOL_NAMES)}; the tools are ${WORKER_TOOL_NAMES.join(", ")}, as for worker.tools (see 'pod prompt --help')`,
+      );
+    }
+  }
   const style = styleFor(io.stderr, io.env);
   let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
   try {

@@ -189,6 +189,12 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     });
 
     let result: TurnResult;
+    const historyBefore = history.length;
+    // The model calls this turn made before it failed still cost tokens: say how many.
+    const usageSoFar = (): void => {
+      const totals = usageTotals(worker.getHistory().slice(historyBefore));
+      if (totals.calls > 0) io.stderr.write(`pod: ${usageLine(totals)}\n`);
+    };
     try {
       result = turn === undefined ? await pod.resume() : await pod.run(turn.input);
     } catch (error) {
@@ -196,17 +202,22 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       if (AiSdkError.is(cause)) {
         if (cause.code === "ABORTED") {
           io.stderr.write(`pod: interrupted: what was logged is kept; pod resume continues\n`);
+          usageSoFar();
           return EXIT_INTERRUPTED;
         }
-        return fail(io, style, cause.code, `${cause.detail}; the conversation is kept: pod resume retries this turn`);
+        fail(io, style, cause.code, `${cause.detail}; the conversation is kept: pod resume retries this turn`);
+        usageSoFar();
+        return 1;
       }
       if (WorkerError.is(error) && error.code === "MAX_ITERATIONS") {
-        return fail(
+        fail(
           io,
           style,
           "MAX_TURNS",
           `the model still asked for tools after ${manifest.worker.max_turns} model calls (worker.max_turns); pod resume continues, or raise worker.max_turns`,
         );
+        usageSoFar();
+        return 1;
       }
       throw error;
     }

@@ -27,8 +27,8 @@ afterEach(async () => {
 });
 
 type Json = Record<string, unknown>;
-const userTexts = (r: RecordedRequest | undefined): string[] =>
-  ((r?.json as Json).messages as { role: string; content: { text: string }[] }[])
+const userTexts = (r: RecordedRequest): string[] =>
+  ((r.json as Json).messages as { role: string; content: { text: string }[] }[])
     .filter((m) => m.role === "user")
     .map((m) => m.content[0]!.text);
 
@@ -107,7 +107,7 @@ describe.each(["file", "postgres"] as const)("conversations in the %s store", (s
 
     // pod run --conversation continues the older one: the model sees its history.
     expect(await ok(env, "run", "--conversation", older!, "follow-up")).toBe("re: follow-up\n");
-    expect(userTexts(provider.requests.at(-1))).toEqual(["first question", "follow-up"]);
+    expect(userTexts(provider.requests.at(-1)!)).toEqual(["first question", "follow-up"]);
     expect(await ok(env, "log", older!)).toContain("> follow-up");
     expect(await ok(env, "log", newer!)).not.toContain("follow-up");
 

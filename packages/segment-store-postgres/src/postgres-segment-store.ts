@@ -10,6 +10,7 @@ import {
   type SegmentStartRecord,
   type SegmentStore,
   SegmentStoreError,
+  type SegmentLockHolder,
   type SegmentWarning,
   type SegmentWriter,
   serializeSegmentRecord,
@@ -331,6 +332,7 @@ export class PostgresSegmentStore implements SegmentStore {
       `segment ${segmentId} of pod ${podId} is being written by process ${row.writer_pid ?? "?"} on ${row.writer_host ?? "?"}; ` +
         `only one writer may append to a segment. Close that pod first; if it crashed, its lease runs out at ${row.expires ?? "?"} ` +
         `(in ${row.remaining_ms ?? "?"} ms; leases last ${leaseMs} ms) and the segment can be opened then`,
+      { lock: lockHolder(row) },
     );
   }
 
@@ -418,6 +420,23 @@ export class PostgresSegmentStore implements SegmentStore {
       cause: error,
     });
   }
+}
+
+/** The holder row of a held segment as the error's `lock` field. */
+function lockHolder(row: {
+  writer_host: string | null;
+  writer_pid: number | null;
+  expires: string | null;
+  remaining_ms: string | null;
+}): SegmentLockHolder {
+  const remaining = row.remaining_ms === null ? undefined : Math.max(0, Math.ceil(Number(row.remaining_ms)));
+  const expires = row.expires === null ? undefined : new Date(row.expires);
+  return {
+    ...(row.writer_pid === null ? {} : { pid: row.writer_pid }),
+    ...(row.writer_host === null ? {} : { host: row.writer_host }),
+    ...(expires === undefined || Number.isNaN(expires.getTime()) ? {} : { expiresAt: expires.toISOString() }),
+    ...(remaining === undefined || Number.isNaN(remaining) ? {} : { retryAfterMs: remaining }),
+  };
 }
 
 /** Whether `schema` has the store's tables (its migrations table), without creating anything. */

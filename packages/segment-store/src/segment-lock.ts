@@ -133,7 +133,13 @@ function lockedError(file: string, segmentId: string, holder: LockHolder | undef
     "SEGMENT_LOCKED",
     `segment ${segmentId} is locked by ${who}; only one writer may append to a segment. ` +
       `Close the other pod first; if no such process is running, delete ${file}.`,
-    { file },
+    {
+      file,
+      lock: {
+        ...(holder?.pid === undefined ? {} : { pid: holder.pid }),
+        ...(holder?.host === undefined ? {} : { host: holder.host }),
+      },
+    },
   );
 }
 

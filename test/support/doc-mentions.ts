@@ -144,7 +144,11 @@ export function knownNames(): { codes: Set<string>; names: Set<string> } {
   const packageDirs = ["packages", "examples"]
     .map((p) => join(repoRoot, p))
     .filter((p) => existsSync(p))
-    .flatMap((root) => readdirSync(root).map((name) => join(root, name)));
+    .flatMap((root) =>
+      readdirSync(root, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => join(root, e.name)),
+    );
   for (const dir of packageDirs) {
     const src = join(dir, "src");
     if (!existsSync(src)) continue;

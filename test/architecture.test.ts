@@ -25,6 +25,8 @@ const allowed: Record<string, readonly string[]> = {
   "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider", "@types/json-schema"],
   skills: ["@insomnia/errors", "@insomnia/manifest"],
   "fs-tools": ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
+  mcp: ["@insomnia/errors", "@insomnia/worker", "@modelcontextprotocol/sdk"],
+  sandbox: ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
   pod: [
     "@insomnia/errors",
     "@insomnia/scope",
@@ -48,6 +50,8 @@ const allowed: Record<string, readonly string[]> = {
     "@insomnia/ai-sdk",
     "@insomnia/skills",
     "@insomnia/fs-tools",
+    "@insomnia/mcp",
+    "@insomnia/sandbox",
     "@ai-sdk/anthropic",
     "@ai-sdk/openai",
     "@ai-sdk/openai-compatible",

@@ -4,6 +4,7 @@ import {
   DEFAULT_MAX_TURNS,
   DEFAULT_SKILLS_BUDGET,
   DEFAULT_TEMPERATURE,
+  DEFAULT_WORKER_TOOLS,
   WORKER_TOOL_NAMES,
 } from "@insomnia/manifest";
 import { PROVIDER_KINDS } from "./provider-kind.ts";
@@ -14,6 +15,12 @@ export const INIT_MANIFEST_PATH = ".insomnia/pod.yaml";
 export const INIT_INSTRUCTION_PATH = ".insomnia/prompts/instruction.md";
 /** The reference of that instruction, which the manifest points at. */
 export const INIT_INSTRUCTION_REF = "$workspace/instruction";
+
+/** The tools a manifest may add to the default ones (run_command), as a trailing comment. */
+function optionalTools(): string {
+  const more = WORKER_TOOL_NAMES.filter((name) => !DEFAULT_WORKER_TOOLS.includes(name));
+  return more.length === 0 ? "" : `   # also: ${more.join(", ")}`;
+}
 
 /** Text of the `.insomnia/pod.yaml` that `pod init` writes: every key, with its default. */
 export function initManifestText(): string {
@@ -35,7 +42,7 @@ worker:
   # max_turns: ${DEFAULT_MAX_TURNS}
   # temperature: ${DEFAULT_TEMPERATURE}   # 0 to 2
   # The tools the model gets (file tools bound to the scope below); [] for none.
-  # tools: [${WORKER_TOOL_NAMES.join(", ")}]
+  # tools: [${DEFAULT_WORKER_TOOLS.join(", ")}]${optionalTools()}
 
 # Characters the prompt's Skills listing may take (SKILL.md files in
 # .insomnia/skills, .agents/skills, ~/.agents/skills ...; see docs/skills.md).

@@ -89,9 +89,12 @@ test("two_processes_starting_one_new_pod_100_rounds_one_conversation_every_time"
   expect(problems).toEqual([]);
 });
 
+// Each round commits about seven transactions, so the full 1,000 rounds run in the deep suite only.
+const restoreRounds = process.env.INSOMNIA_DEEP_TESTS === "1" ? 1000 : 150;
+
 // Issue 27 item 1 on PostgreSQL: three processes restore one crashed pod (its leases left behind
 // and run out) at once; exactly one takes the pod over each round, and nothing acknowledged is lost.
-test("three_processes_restoring_one_crashed_pod_1000_rounds_no_double_holder_no_lost_append", async () => {
+test("three_processes_restoring_one_crashed_pod_no_double_holder_no_lost_append", async () => {
   const podId = `crashed-pod-race-${randomUUID()}`;
   const pool = new pg.Pool({ connectionString: sharedConnectionString(), max: 2 });
   const marker = await mkdtemp(join(tmpdir(), "insomnia-pg-race-"));
@@ -110,7 +113,7 @@ test("three_processes_restoring_one_crashed_pod_1000_rounds_no_double_holder_no_
     const first = await setup.createSegment(start);
     await first.close();
     await Promise.all(children.map((child) => child.ready));
-    for (let round = 0; round < 1000; round += 1) {
+    for (let round = 0; round < restoreRounds; round += 1) {
       // What a writer killed while holding the pod leaves: its tokens, and leases that ran out.
       for (const table of ["pod_writers", "segments"]) {
         await pool.query(
@@ -144,5 +147,5 @@ test("three_processes_restoring_one_crashed_pod_1000_rounds_no_double_holder_no_
   }
   expect(problems).toEqual([]);
   expect(doubles).toBe(0);
-  expect(acknowledged.length).toBeGreaterThanOrEqual(1000);
+  expect(acknowledged.length).toBeGreaterThanOrEqual(restoreRounds);
 });

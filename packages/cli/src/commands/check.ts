@@ -21,6 +21,8 @@ import { manifestLoadOptions } from "../manifest-input.ts";
 import { unknownProviderKind } from "../provider-kind.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Problem } from "../problem.ts";
+import { probeMcpServers } from "../mcp-tools.ts";
+import type { ProbedMcpServers } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** `pod check`: loads the manifest and parses the instruction with every include; reports every problem. */
@@ -28,6 +30,7 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const problems: Problem[] = [];
   let summary: string | undefined;
+  let mcp: ProbedMcpServers | undefined;
 
   const loaded = await checkManifest(options, cwd, io, problems);
   if (loaded !== undefined) {
@@ -36,13 +39,25 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
     const unknownKind = unknownProviderKind(manifest, origins);
     if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
     problems.push(...missingScopeTargets(manifest, origins));
+    await checkSandbox(manifest, origins, io, problems);
     const checked = await checkInstruction(manifest, origins, io, problems);
     if (checked !== undefined) {
       const { sources, skills } = checked;
       summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
       if (skills > 0) summary += `, ${skills} skill${skills === 1 ? "" : "s"}`;
     }
+    // A pod starts its MCP servers to learn their tools: check does the same, bounded by their timeouts.
+    mcp = await probeMcpServers(manifest, io.env);
+    for (const warning of mcp.warnings)
+      problems.push({ code: warning.code, message: warning.message, severity: "warning" });
   }
+  const serverLines = (mcp?.servers ?? []).map(
+    (server) =>
+      `mcp server ${server.name} (${server.transport}): ${server.state}` +
+      (server.error === undefined ? "" : ` (${server.error})`) +
+      `, ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}` +
+      (server.tools.length === 0 ? "" : `: ${server.tools.join(", ")}`),
+  );
 
   const ok = !problems.some((p) => p.severity === "error");
   if (options.json) {
@@ -57,12 +72,25 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
         message: p.message,
         severity: p.severity,
       })),
+      // Present when the manifest declares MCP servers, so a check without any prints what it did before.
+      ...(mcp === undefined || mcp.servers.length === 0
+        ? {}
+        : {
+            mcpServers: mcp.servers.map((server) => ({
+              name: server.name,
+              transport: server.transport,
+              state: server.state,
+              tools: server.tools,
+              error: server.error ?? null,
+            })),
+          }),
     };
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } else {
     const style = styleFor(io.stderr, io.env);
     for (const problem of problems) io.stderr.write(`${formatProblemLine(problem, style)}\n`);
     if (ok && summary !== undefined) io.stdout.write(`${summary}\n`);
+    for (const line of serverLines) io.stdout.write(`${line}\n`);
   }
   return ok ? 0 : 1;
 }
@@ -107,6 +135,24 @@ function missingScopeTargets(manifest: PodManifest, origins: ManifestOrigins): P
     });
   }
   return problems;
+}
+
+/**
+ * When `worker.tools` names run_command: whether its sandbox works here; if not, a warning
+ * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed).
+ */
+async function checkSandbox(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]) {
+  if (!manifest.worker.tools.includes("run_command")) return;
+  const { detectSandbox } = await import("@insomnia/sandbox");
+  const found = await detectSandbox({ env: io.env });
+  if (found.available) return;
+  const at = origins["worker.tools"];
+  problems.push({
+    ...(at === undefined ? {} : { file: at.file, line: at.line, column: at.column }),
+    code: found.error.code,
+    message: found.error.detail,
+    severity: "warning",
+  });
 }
 
 /** Loads the manifest; on failure validates each layer on its own to report every issue, not just the first. */

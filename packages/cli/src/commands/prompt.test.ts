@@ -378,6 +378,7 @@ describe("pod prompt --explain and --json", () => {
       "manifestFiles",
       "now",
       "tools",
+      "mcpServers",
       "tokenizer",
       "sources",
       "agentsMd",

@@ -6,6 +6,7 @@ import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
+import { probeMcpServers } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** `pod prompt`: prints the system prompt a pod started in the directory would send, byte for byte. */
@@ -13,18 +14,25 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
-  // A pod registers the manifest's worker.tools, so that is what its template sees unless --tool says otherwise.
-  const tools = options.tools ?? manifest.worker.tools;
-  // --tool names what worker.tools may name: a pod could never have another tool.
+  // --tool names what worker.tools may name (or an MCP server's tool, mcp__<server>__<tool>):
+  // a pod could never have another tool.
   for (const tool of options.tools ?? []) {
-    if (!WORKER_TOOL_NAMES.includes(tool)) {
+    if (!WORKER_TOOL_NAMES.includes(tool) && !/^mcp__[^_].*__./.test(tool)) {
       throw new CliError(
         "USAGE",
-        `--tool '${tool}' is not a tool a pod can have${didYouMeanSuffix(tool, WORKER_TOOL_NAMES)}; the tools are ${WORKER_TOOL_NAMES.join(", ")}, as for worker.tools (see 'pod prompt --help')`,
+        `--tool '${tool}' is not a tool a pod can have${didYouMeanSuffix(tool, WORKER_TOOL_NAMES)}; the tools are ${WORKER_TOOL_NAMES.join(", ")}, as for worker.tools, and MCP servers' mcp__<server>__<tool> (see 'pod prompt --help')`,
       );
     }
   }
+  // A pod registers the manifest's worker.tools and its MCP servers' tools, so that is what its
+  // template sees unless --tool says otherwise (then no server is started).
+  const mcp = options.tools === undefined ? await probeMcpServers(manifest, io.env) : undefined;
+  const tools = options.tools ?? [...manifest.worker.tools, ...(mcp?.tools ?? [])];
   const style = styleFor(io.stderr, io.env);
+  for (const warning of mcp?.warnings ?? []) {
+    const problem = { code: warning.code, message: warning.message, severity: "warning" as const };
+    io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
+  }
   let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
   try {
     result = await materializeSystemPrompt({ manifest, tools, now, env: { ...io.env } });
@@ -69,6 +77,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       manifestFiles: files,
       now,
       tools,
+      mcpServers: mcp?.servers ?? [],
     },
     result,
     await loadTokenCounter(),

@@ -73,15 +73,20 @@ export function docMentions(file: string, text = readFileSync(file, "utf8")): Do
   const shown = relative(repoRoot, file) || file;
   const out: DocMention[] = [];
   let fence: string | undefined;
+  let fenceLanguage: string | undefined;
   const lines = text.split("\n");
   lines.forEach((raw, index) => {
     const at = { file: shown, line: index + 1, text: raw.trim().slice(0, 160) };
     const opening = /^\s*(```+|~~~+)/.exec(raw);
     if (opening !== null) {
-      if (fence === undefined) fence = opening[1];
-      else if (raw.trim().startsWith(fence)) fence = undefined;
+      if (fence === undefined) {
+        fence = opening[1];
+        fenceLanguage = /^\s*(?:```+|~~~+)\s*(\w+)/.exec(raw)?.[1]?.toLowerCase().replace(/^yml$/, "yaml");
+      } else if (raw.trim().startsWith(fence)) fence = undefined;
       return;
     }
+    // A YAML block is a manifest: its upper-case words are the user's own (environment names).
+    if (fence !== undefined && fenceLanguage === "yaml") return;
     if (fence !== undefined) {
       const command = FENCED_COMMAND.exec(raw);
       // A wrong flag shown with the error it gets is not a claim that it exists.
@@ -103,8 +108,17 @@ export function docMentions(file: string, text = readFileSync(file, "utf8")): Do
       out.push(...codeMentions(content, at));
     }
   });
-  return out;
+  // A name the doc itself sets as a variable (`NAME=…`, `$NAME`) is the reader's, not a code.
+  const declared = new Set(
+    [...text.matchAll(/(?:\$|\b)([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?==)|\$([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g)].map(
+      (m) => (m[1] ?? m[2])!,
+    ),
+  );
+  return out.filter((m) => m.kind !== "code" || !(declared.has(m.name) || SYSTEM_CONSTANT.test(m.name)));
 }
+
+// Kernel and libc constants (prctl, setrlimit, ptrace, clone, open flags, signals) are the system's names.
+const SYSTEM_CONSTANT = /^(?:PR|RLIMIT|PTRACE|CLONE|O|SIG|CAP|MS|AT|SECCOMP)_[A-Z0-9_]+$/;
 
 function sourceFiles(dir: string, withTests: boolean): string[] {
   const out: string[] = [];

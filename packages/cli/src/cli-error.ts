@@ -18,7 +18,9 @@ export type CliErrorCode =
   /** `pod resume` or `pod log` with no conversation in the store. */
   | "NO_CONVERSATION"
   /** `pod log <id>` or `--conversation <id>` naming no conversation of the pod. */
-  | "UNKNOWN_CONVERSATION";
+  | "UNKNOWN_CONVERSATION"
+  /** `pod run --image FILE` names a file that is unreadable, not png/jpeg/gif/webp, or over 5 MiB (nothing is sent). */
+  | "INVALID_IMAGE";
 
 const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "FILE_EXISTS",

@@ -103,6 +103,15 @@ function buildLayerSchema(v: Valibot) {
             model: v.optional(nonEmptyString("a non-empty string")),
             base_url: v.optional(nonEmptyString("a non-empty string")),
             api_key_file: v.optional(nonEmptyString("a non-empty path")),
+            reasoning: v.optional(
+              v.strictObject(
+                {
+                  effort: v.picklist(["low", "medium", "high"], '"low", "medium" or "high"'),
+                  budget_tokens: v.optional(positiveInteger("a positive whole number")),
+                },
+                MAPPING,
+              ),
+            ),
           },
           MAPPING,
         ),

@@ -1,5 +1,5 @@
 // The public surface of @insomnia/pod: what its README documents, nothing more.
-export { Pod } from "./pod.ts";
+export { MESSAGE_FORMAT_VERSION, Pod } from "./pod.ts";
 export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
 export {
   materialize,

@@ -30,8 +30,8 @@ describe("usage in the segment log", () => {
 
     const { records } = await store.readSegment(segment);
     expect(records.slice(1)).toEqual([
-      { type: "message", message: { role: "user", content: "hello" } },
-      { type: "message", message: { role: "assistant", content: "hi", usage } },
+      { type: "message", version: 2, message: { role: "user", content: "hello" } },
+      { type: "message", version: 2, message: { role: "assistant", content: "hi", usage } },
     ]);
     const worker = new Worker({ client });
     const restored = await Pod.restore(store, segment, worker);

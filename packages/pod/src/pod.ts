@@ -12,7 +12,7 @@ import { WorkerError } from "@insomnia/worker";
 import { createLoadSkillTool, LOAD_SKILL_TOOL } from "@insomnia/skills";
 import type { LoadableSkill } from "@insomnia/skills";
 import type { TemplateLoader } from "@insomnia/template";
-import type { Message, ToolServer, TurnResult } from "@insomnia/worker";
+import type { Message, ToolServer, TurnOptions, TurnResult, UserInput } from "@insomnia/worker";
 import { systemClock } from "./clock.ts";
 import type { Clock } from "./clock.ts";
 import { materialize, prepareSystemPrompt, readSkillCatalog, skillSourceRef } from "./materialize.ts";
@@ -36,8 +36,8 @@ export interface PodWorker {
   getSystemPrompt(): string | undefined;
   setHistory(messages: readonly Message[]): void;
   getHistory(): readonly Message[];
-  run(input: string): Promise<TurnResult>;
-  resume(): Promise<TurnResult>;
+  run(input: string | UserInput, options?: TurnOptions): Promise<TurnResult>;
+  resume(options?: TurnOptions): Promise<TurnResult>;
 }
 
 /** What {@link Pod.fromManifest} needs besides the manifest. */
@@ -122,6 +122,12 @@ function busyError(segmentId: string, cause?: unknown): WorkerError {
 }
 
 /**
+ * The shape of the messages this pod writes: 1 (absent on the record) is text-only messages;
+ * 2 adds images, reasoning, `interrupted` and `turnId`. Every earlier version restores as is.
+ */
+export const MESSAGE_FORMAT_VERSION = 2;
+
+/**
  * A pod: a worker whose system prompt is rendered once, before its first turn, and then
  * kept byte for byte — across turns, compactions and restores — in a segment log.
  */
@@ -204,6 +210,12 @@ export class Pod {
             `segment ${segmentId}: record ${index + 2} is a second segment_start; the store broke its contract`,
           );
         }
+        if ((record.version ?? 1) > MESSAGE_FORMAT_VERSION) {
+          throw new PodError(
+            "NEWER_LOG_FORMAT",
+            `segment ${segmentId}: record ${index + 2} holds a message of format ${record.version}, newer than this version reads (${MESSAGE_FORMAT_VERSION}); upgrade @insomnia/pod (or the pod command) to continue this conversation`,
+          );
+        }
         return record.message as Message;
       });
       const history = start.summary === undefined ? messages : [summaryMessage(start.summary), ...messages];
@@ -283,11 +295,16 @@ export class Pod {
     return this.#materializing;
   }
 
-  /** Runs one turn with a new user message; the first call materializes the prompt. */
-  run(input: string): Promise<TurnResult> {
+  /**
+   * Runs one turn with a new user message (text, or text with images); the first call
+   * materializes the prompt. `options` are per turn: `signal` stops it (the partial answer is
+   * logged, marked interrupted), `onEvent` streams its events, `turnId` makes a retried call
+   * return the stored turn (or continue an unfinished one) instead of sending it again.
+   */
+  run(input: string | UserInput, options: TurnOptions = {}): Promise<TurnResult> {
     return this.#enqueue(async () => {
       await this.materialize();
-      return this.#worker.run(input);
+      return this.#worker.run(input, options);
     });
   }
 
@@ -297,12 +314,12 @@ export class Pod {
    * with nothing after its summary) there is nothing to continue: it resolves with no
    * messages and no model call, as on a finished turn.
    */
-  resume(): Promise<TurnResult> {
+  resume(options: TurnOptions = {}): Promise<TurnResult> {
     return this.#enqueue(async () => {
       await this.materialize();
       // The summary is not a request: answering it would be a turn nobody asked for.
       if (this.#segmentMessages === 0) return { messages: [], final: "", iterations: 0 };
-      return this.#worker.resume();
+      return this.#worker.resume(options);
     });
   }
 
@@ -419,7 +436,7 @@ export class Pod {
         "the worker ran outside a pod turn; drive it through pod.run() or pod.resume()",
       );
     }
-    await writer.append({ type: "message", message });
+    await writer.append({ type: "message", version: MESSAGE_FORMAT_VERSION, message });
     this.#segmentMessages += 1;
   }
 }

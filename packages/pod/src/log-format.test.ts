@@ -45,6 +45,7 @@ describe("log format versions", () => {
       type: "message",
       version: MESSAGE_FORMAT_VERSION,
       message: { role: "assistant", content: "ok" },
+      call: expect.objectContaining({ messages: expect.any(Array) }), // what the call sent (the cost ledger)
     });
     await pod.close();
   });

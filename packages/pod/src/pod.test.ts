@@ -186,7 +186,7 @@ describe("first run", () => {
         sections: pod.sections,
       },
       { type: "message", version: 2, message: { role: "user", content: "hello" } },
-      { type: "message", version: 2, message: { role: "assistant", content: "answer 1" } },
+      { type: "message", version: 2, message: { role: "assistant", content: "answer 1" }, call: expect.any(Object) },
     ]);
   });
 
@@ -387,7 +387,7 @@ describe("compact", () => {
     });
     expect(secondLog.records.slice(1)).toEqual([
       { type: "message", version: 2, message: { role: "user", content: "three" } },
-      { type: "message", version: 2, message: { role: "assistant", content: "answer 3" } },
+      { type: "message", version: 2, message: { role: "assistant", content: "answer 3" }, call: expect.any(Object) },
     ]);
   });
 
@@ -448,7 +448,7 @@ describe("Pod.restore", () => {
     const { records } = await store.readSegment(before.segmentId);
     expect(records.slice(-2)).toEqual([
       { type: "message", version: 2, message: { role: "user", content: "three" } },
-      { type: "message", version: 2, message: { role: "assistant", content: "answer 1" } },
+      { type: "message", version: 2, message: { role: "assistant", content: "answer 1" }, call: expect.any(Object) },
     ]);
     expect(await store.listSegments()).toHaveLength(2);
   });

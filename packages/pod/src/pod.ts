@@ -1,4 +1,4 @@
-import type { PodManifest } from "@insomnia/manifest";
+import type { ManifestProvider, PodManifest } from "@insomnia/manifest";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
 import type {
@@ -13,6 +13,9 @@ import { createLoadSkillTool, LOAD_SKILL_TOOL } from "@insomnia/skills";
 import type { LoadableSkill } from "@insomnia/skills";
 import type { TemplateLoader } from "@insomnia/template";
 import type { Message, ToolServer, TurnOptions, TurnResult, UserInput } from "@insomnia/worker";
+import { callCost, priceOf } from "./call-cost.ts";
+import { messageHash, shortHash } from "./call-record.ts";
+import type { CallMessageRecord, CallRecord } from "./call-record.ts";
 import { systemClock } from "./clock.ts";
 import type { Clock } from "./clock.ts";
 import { materialize, prepareSystemPrompt, readSkillCatalog, skillSourceRef } from "./materialize.ts";
@@ -52,6 +55,8 @@ export interface PodDeps {
   clock?: Clock | undefined;
   /** Receives warnings (default: drops them). */
   notifier?: Notifier | undefined;
+  /** Stamps each model call with the time it was sent (default: the wall clock); apart from `clock`, read once. */
+  callClock?: Clock | undefined;
   /**
    * Where the host's `$user` prompt root and user skill roots come from (`XDG_CONFIG_HOME`,
    * `HOME`); default `process.env`. Pass `{}` for a hermetic pod: no `$user` root, no user skills.
@@ -70,6 +75,10 @@ export interface RestoreDeps {
   clock?: Clock | undefined;
   /** Receives warnings (default: drops them). */
   notifier?: Notifier | undefined;
+  /** Stamps each model call with the time it was sent (default: the wall clock). */
+  callClock?: Clock | undefined;
+  /** The manifest's provider block: the kind, model and prices recorded with each model call. */
+  provider?: Pick<ManifestProvider, "kind" | "model" | "pricing"> | undefined;
   /**
    * Called with the segment's start record before the worker's pending tool factories run, so
    * a factory can offer exactly the tools recorded there (`toolDefinitions`: MCP tools are
@@ -152,6 +161,11 @@ export class Pod {
   /** Messages appended to the current segment (after its segment_start). */
   #segmentMessages = 0;
   readonly #stopLogging: () => void;
+  /** The provider recorded with each model call (kind, model, prices). */
+  #provider: RestoreDeps["provider"];
+  /** When the next model call is sent: the turn's start, or the last message logged before it. */
+  #sendsAt: Date | undefined;
+  #callClock: Clock = systemClock;
 
   private constructor(worker: PodWorker, store: SegmentStore, clock: Clock, notifier: Notifier) {
     this.#worker = worker;
@@ -176,6 +190,8 @@ export class Pod {
     });
     const pod = new Pod(deps.worker, deps.store, deps.clock ?? systemClock, deps.notifier ?? silentNotifier);
     pod.#prepared = prepared;
+    pod.#provider = manifest.provider;
+    pod.#callClock = deps.callClock ?? systemClock;
     return pod;
   }
 
@@ -239,6 +255,8 @@ export class Pod {
       if (toolsChanged !== undefined) warnings.push(toolsChanged);
       const pod = new Pod(worker, store, deps.clock ?? systemClock, notifier);
       pod.#writer = writer;
+      pod.#provider = deps.provider;
+      pod.#callClock = deps.callClock ?? systemClock;
       pod.#adopt(start);
       pod.#segmentMessages = messages.length;
       for (const warning of warnings) notifier.warn(warning);
@@ -304,6 +322,7 @@ export class Pod {
   run(input: string | UserInput, options: TurnOptions = {}): Promise<TurnResult> {
     return this.#enqueue(async () => {
       await this.materialize();
+      this.#sendsAt = this.#callClock.now();
       return this.#worker.run(input, options);
     });
   }
@@ -319,6 +338,7 @@ export class Pod {
       await this.materialize();
       // The summary is not a request: answering it would be a turn nobody asked for.
       if (this.#segmentMessages === 0) return { messages: [], final: "", iterations: 0 };
+      this.#sendsAt = this.#callClock.now();
       return this.#worker.resume(options);
     });
   }
@@ -436,8 +456,28 @@ export class Pod {
         "the worker ran outside a pod turn; drive it through pod.run() or pod.resume()",
       );
     }
-    await writer.append({ type: "message", version: MESSAGE_FORMAT_VERSION, message });
+    const record: CallMessageRecord =
+      message.role === "assistant"
+        ? { type: "message", version: MESSAGE_FORMAT_VERSION, message, call: this.#callRecord(message) }
+        : { type: "message", version: MESSAGE_FORMAT_VERSION, message };
+    await writer.append(record);
     this.#segmentMessages += 1;
+    if (message.role !== "assistant") this.#sendsAt = this.#callClock.now();
+  }
+
+  /** What the call that answered with `answer` sent: the history before it, the prompt, the tools. */
+  #callRecord(answer: Message & { role: "assistant" }): CallRecord {
+    const provider = this.#provider;
+    const tools = this.#worker.tools.definitions();
+    const costUsd = callCost(answer.usage, priceOf(provider?.model, provider?.pricing));
+    return {
+      sentAt: (this.#sendsAt ?? this.#callClock.now()).toISOString(),
+      ...(provider === undefined ? {} : { provider: provider.kind, model: provider.model }),
+      system: shortHash(this.#worker.getSystemPrompt() ?? ""),
+      tools: shortHash(JSON.stringify(tools)),
+      messages: this.#worker.getHistory().map(messageHash),
+      ...(costUsd === undefined ? {} : { costUsd }),
+    };
   }
 }
 

@@ -21,7 +21,7 @@ import {
   providerChoice,
 } from "../provider-model.ts";
 import { findConversation } from "../conversations.ts";
-import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import { activityLines, usageLine, writeWarning } from "../run-report.ts";
 import { registerMcpTools } from "../mcp-tools.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
@@ -216,7 +216,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
   const [
     { aiSdkClient, AiSdkError, DEFAULT_MAX_RETRIES },
     { Worker, WorkerError },
-    { Pod, SUMMARY_PREFIX },
+    { Pod, SUMMARY_PREFIX, callCost, priceOf, usageTotals },
     { PromptLoader },
     model,
   ] = await Promise.all([
@@ -259,6 +259,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
         : await Pod.restore(store, latest, worker, {
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
+            provider: manifest.provider,
             onSegmentStart: (start) => frozenMcp.freezeFrom(start),
             ...(clock === undefined ? {} : { clock }),
           });
@@ -287,8 +288,12 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     const historyBefore = history.length;
     // The model calls this turn made before it failed still cost tokens: say how many.
     const usageSoFar = (): void => {
-      const totals = usageTotals(worker.getHistory().slice(historyBefore));
-      if (totals.calls > 0) io.stderr.write(`pod: ${usageLine(totals)}\n`);
+      const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
+      const calls = worker
+        .getHistory()
+        .slice(historyBefore)
+        .flatMap((m) => (m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : []));
+      if (calls.length > 0) io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     };
     try {
       const perTurn = { signal: interrupt.signal, onEvent: live.onEvent };
@@ -327,7 +332,11 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       );
       return 0;
     }
-    io.stderr.write(`pod: ${usageLine(usageTotals(result.messages))}\n`);
+    const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
+    const calls = result.messages.flatMap((m) =>
+      m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : [],
+    );
+    io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     return 0;
   } finally {
     interrupt.stop();

@@ -30,7 +30,9 @@ describe("help and version", () => {
     for (const [command, expected] of Object.entries(flags)) {
       const run = await pod(command, "--help");
       expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(new RegExp(`^Usage: pod ${command} \\[flags\\]( \\[message\\.\\.\\.\\])?\n`));
+      expect(run.stdout).toMatch(
+        new RegExp(`^Usage: pod ${command} \\[flags\\]( \\[message\\.\\.\\.\\]| \\[id\\])?\n`),
+      );
       for (const flag of expected) expect(run.stdout, `${command} ${flag}`).toContain(`${flag}`);
       expect((await pod("help", command)).stdout).toBe(run.stdout);
     }

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { didYouMeanSuffix, isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
+import { isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
 import { type ManifestOrigins, PROJECT_MANIFEST_PATH, type PodManifest } from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
@@ -10,9 +10,9 @@ import { type ProxyEnv, providerFetch } from "./provider-fetch.ts";
 /** An AI SDK language model, as aiSdkClient takes it. */
 export type LanguageModel = Parameters<typeof aiSdkClient>[0];
 
-/** The provider kinds `pod run` knows. */
-export const PROVIDER_KINDS = ["anthropic", "openai", "openai-compatible"] as const;
-type ProviderKind = (typeof PROVIDER_KINDS)[number];
+import { PROVIDER_KINDS, type ProviderKind, unknownProviderKind } from "./provider-kind.ts";
+
+export { PROVIDER_KINDS };
 
 const KEY_VARIABLE: Record<ProviderKind, string | undefined> = {
   anthropic: "ANTHROPIC_API_KEY",
@@ -107,13 +107,8 @@ export function providerChoice(
       "no provider block in the manifest: add one to .insomnia/pod.yaml, e.g.\n  provider:\n    kind: anthropic\n    model: claude-sonnet-4-5\n(see docs/models.md)",
     );
   }
-  if (!(PROVIDER_KINDS as readonly string[]).includes(provider.kind)) {
-    throw new CliError(
-      "NO_PROVIDER",
-      `provider.kind "${provider.kind}" is not one pod run knows${didYouMeanSuffix(provider.kind, PROVIDER_KINDS)}; use ${PROVIDER_KINDS.join(", ")}`,
-      at(origins, "provider.kind"),
-    );
-  }
+  const unknown = unknownProviderKind(manifest, origins);
+  if (unknown !== undefined) throw unknown;
   const kind = provider.kind as ProviderKind;
   if (kind === "openai-compatible" && provider.base_url === undefined) {
     throw new CliError(

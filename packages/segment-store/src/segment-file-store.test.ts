@@ -150,6 +150,7 @@ describe("FileSegmentStore files", () => {
     expect(error.file).toBe(lock);
     expect(error.message).toContain(`process ${process.pid}`);
     expect(error.message).toContain(`delete ${lock}`);
+    expect(error.lock).toEqual({ pid: process.pid, host: hostname() });
     await writer.close();
     await expect(stat(lock)).rejects.toMatchObject({ code: "ENOENT" });
   });

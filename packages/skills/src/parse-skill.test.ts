@@ -138,6 +138,18 @@ describe("parseSkill", () => {
     expect(codesAt("---\n- a\n---\n")).toEqual(["SKILL_BAD_FRONTMATTER@2:1"]);
   });
 
+  test("a_value_holding_colon_space_gets_a_hint_to_quote_it", () => {
+    const result = parse("---\nname: review\ndescription: Deploys: the app\n---\n");
+    expect(result.ok).toBe(false);
+    const warning = !result.ok ? result.warnings[0] : undefined;
+    expect(warning?.code).toBe("SKILL_BAD_FRONTMATTER");
+    expect(warning?.line).toBe(3);
+    expect(warning?.message).toMatch(/; a value containing ": " must be quoted: description: "Deploys: the app"$/);
+    // Other syntax errors get no such hint.
+    const other = parse("---\nname: review\ndescription: [unclosed\n---\n");
+    expect(!other.ok && other.warnings[0]?.message).not.toMatch(/must be quoted/);
+  });
+
   test("frontmatter_messages_speak_of_skill_md_not_the_manifest", () => {
     const result = parse("---\nname: &a review\ndescription: d\n---\n");
     expect(!result.ok && result.warnings[0]?.message).toBe(

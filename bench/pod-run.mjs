@@ -326,8 +326,9 @@ async function coldRun(log, dir) {
         ours: fmtMs(pod),
         reference: `\`node -e 0\` to exit: ${fmtMs(empty)}`,
         ratio: fmtRatio(pod / empty),
-        goal: "≤ 2.5x",
-        met: met(pod / empty <= 2.5),
+        // A figure to watch, not a target: the command then waits seconds for a model (issue 28).
+        goal: "≤ 4x",
+        met: met(pod / empty <= 4),
       },
       {
         figure: "(reference point) `node -e \"import('@ai-sdk/anthropic')\"` to exit",
@@ -376,7 +377,7 @@ export default async function run(log) {
       notes: [
         `Prefix stability: one pod (builtin instruction, ${stability.systemBytes} B system prompt, 4 tools) talks to the local fake provider over the Anthropic Messages wire through \`aiSdkClient\` for ${TURNS} turns; every turn is user → tool call → tool result → answer (2 model calls), the pod is compacted after turn ${COMPACT_AFTER} and closed and restored from its file log (a new Worker and Pod) after turn ${RESTORE_AFTER}. Each request body is read in the order Anthropic's prefix cache reads it (tools, system, messages) and compared byte for byte with the previous one. The goal row divides the common prefix by the previous request's length (the cache that call wrote, which the next one reuses); the last context row divides it by the next request's own length, which also counts what the turn added, so it depends on the workload (here a tool result of about 150 B per turn), not on the adapter. The previous last message loses its \`cache_control\` breakpoint, which is where the common prefix ends: the few bytes short of 100%.`,
         "Adapter overhead: the same `LlmRequest` (a 6.8 KB system prompt, 3 messages, 4 tools) through `aiSdkClient(...).complete` against Node's `fetch` posting the exact bytes the adapter sent to the same local server and parsing the JSON answer; tinybench medians, 3 rounds in rotated order.",
-        "`pod run` cold: each sample a new `node packages/cli/dist/bin.cjs run --new hello` in a workspace whose manifest points `provider.base_url` at a local HTTP server in the bench process, timed from `spawn` to the server seeing the first byte of the request; `node -e 0` and the SDK import are timed from `spawn` to exit. 20 alternating samples, medians. The reference point is what loading the provider package alone costs (`@insomnia/ai-sdk` calls the model's `doGenerate` itself and never loads `ai`). The provider's requests go through the bin's own fetch over node:http (packages/cli/src/http-fetch.ts), so undici, which Node 20's global fetch and Headers load, is never loaded: `node -e \"new Headers()\"` alone costs about another `node -e 0`. The bin runs the provider from its own vendor file (`dist/vendor/anthropic.cjs`, built from its ES modules) through the compile cache, which the warm-up run writes; HOME is a temp dir.",
+        "`pod run` cold: each sample a new `node packages/cli/dist/bin.cjs run --new hello` in a workspace whose manifest points `provider.base_url` at a local HTTP server in the bench process, timed from `spawn` to the server seeing the first byte of the request; `node -e 0` and the SDK import are timed from `spawn` to exit. 20 alternating samples, medians. The reference point is what loading the provider package alone costs (`@insomnia/ai-sdk` calls the model's `doGenerate` itself and never loads `ai`). The provider's requests go through Node's `fetch` (undici) behind the CLI's redirect-refusing wrapper (packages/cli/src/provider-fetch.ts). The bin runs the provider from its own vendor file (`dist/vendor/anthropic.cjs`, built from its ES modules) through the compile cache, which the warm-up run writes; HOME is a temp dir. The row is a figure with a loose goal (≤ 4x): `pod run` then waits seconds for a model, so its start-up is not what users wait for; `pod prompt` and `pod check` (section 5) keep ≤ 2.5x.",
       ],
     });
   } finally {

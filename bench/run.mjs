@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
+import { linesOfCode, linesTable } from "./lines.mjs";
 import { distFile, ROOT } from "./lib.mjs";
 
 const BENCHES = [
@@ -135,6 +136,12 @@ const markdown = [
   `- Load average (1, 5, 15 min) at start: ${before.load}; at end: ${after.load}. Ratios are steadier than absolute times, but a loaded machine widens them, most of all for the process benchmark.`,
   "",
   goals,
+  "## Lines of code per package",
+  "",
+  "Non-blank lines of `packages/<name>/src/**/*.ts` (`node bench/lines.mjs`), so a change that grows a package is seen.",
+  "",
+  linesTable(linesOfCode()),
+  "",
   ...sections,
 ].join("\n");
 

@@ -20,8 +20,9 @@ const allowed: Record<string, readonly string[]> = {
   template: ["@insomnia/errors", "@insomnia/prompt-loader", "handlebars"],
   worker: ["@insomnia/errors"],
   "segment-store": ["@insomnia/errors"],
-  "segment-store-postgres": ["@insomnia/errors", "@insomnia/segment-store", "pg"],
-  "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider"],
+  // The @types packages are there because the published .d.ts import pg and json-schema (types only).
+  "segment-store-postgres": ["@insomnia/errors", "@insomnia/segment-store", "pg", "@types/pg"],
+  "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider", "@types/json-schema"],
   skills: ["@insomnia/errors", "@insomnia/manifest"],
   "fs-tools": ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
   mcp: ["@insomnia/errors", "@insomnia/worker", "@modelcontextprotocol/sdk"],
@@ -55,6 +56,7 @@ const allowed: Record<string, readonly string[]> = {
     "@ai-sdk/openai",
     "@ai-sdk/openai-compatible",
     "gpt-tokenizer",
+    "undici",
   ],
 };
 

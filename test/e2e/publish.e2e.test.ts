@@ -153,7 +153,16 @@ describe("publishing to a private registry", () => {
 
   test("a strict TypeScript consumer compiles and runs the README's points from the installed packages", () => {
     const dir = consumerProject("consumer-typescript");
-    npmInstall(dir, ["@insomnia/manifest", "@insomnia/pod", "@insomnia/worker", "@insomnia/scope"]);
+    // With skipLibCheck false, every .d.ts these import must resolve its types: the packages
+    // declare the type packages their declarations need (@types/pg, @types/json-schema).
+    npmInstall(dir, [
+      "@insomnia/manifest",
+      "@insomnia/pod",
+      "@insomnia/worker",
+      "@insomnia/scope",
+      "@insomnia/segment-store-postgres",
+      "@insomnia/ai-sdk",
+    ]);
     writeFileSync(
       join(dir, "tsconfig.json"),
       JSON.stringify({
@@ -178,6 +187,8 @@ import { join } from "node:path";
 import { loadManifest, merge, type PartialManifest } from "@insomnia/manifest";
 import { MemorySegmentStore, Pod, type PodSegmentRecord, type PodWorker } from "@insomnia/pod";
 import { Worker, type LlmClient, type LlmResponse, type ToolCall } from "@insomnia/worker";
+import { AiSdkError, aiSdkClient } from "@insomnia/ai-sdk";
+import { openPostgresStore, type PostgresSegmentStoreOptions } from "@insomnia/segment-store-postgres";
 
 const cwd = mkdtempSync(join(tmpdir(), "consumer-"));
 // Hermetic: no user layer, no host environment.
@@ -207,6 +218,11 @@ console.log(JSON.stringify({
   messages,
 }));
 await pod.close();
+// Typed only (no database here): what a service maps to HTTP is a field, not message text.
+const storeOptions: PostgresSegmentStoreOptions = { connectionString: "postgres://localhost/x", podId: "p" };
+const open: typeof openPostgresStore = openPostgresStore;
+const status = (error: unknown): number | undefined => (AiSdkError.is(error) ? error.status : undefined);
+void [storeOptions, open, status, aiSdkClient];
 `;
     writeFileSync(join(dir, "consumer.mts"), consumer);
     run(process.execPath, [join(repoRoot, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {

@@ -344,6 +344,22 @@ describe("provider failures", () => {
     const error = await failure(worker(aiSdkClient(anthropicModel(server))).run("hi"));
     expect([error.code, error.status]).toEqual(["REQUEST_REJECTED", 404]);
     expect(error.detail).toMatch(/claude-nope not found/);
+    expect(error.detail).toMatch(/; check the model name and settings$/);
+  });
+
+  test("a_prompt_too_long_is_rejected_without_blaming_the_model_name", async () => {
+    const server = await serve([json(400, "prompt is too long: 210000 tokens > 200000 maximum")]);
+    const error = await failure(worker(aiSdkClient(anthropicModel(server))).run("hi"));
+    expect([error.code, error.status]).toEqual(["REQUEST_REJECTED", 400]);
+    expect(error.detail).toMatch(/prompt is too long/);
+    expect(error.detail).toMatch(/no longer fits the model's context window/);
+    expect(error.detail).not.toMatch(/model name/);
+  });
+
+  test("an_unreadable_answer_names_the_api_with_the_right_article", async () => {
+    const server = await serve([{ status: 200, body: "{not json" }]);
+    const error = await failure(worker(aiSdkClient(anthropicModel(server))).run("hi"));
+    expect(error.detail).toMatch(/points at an anthropic API$/);
   });
 
   test("a_hanging_provider_times_out", async () => {

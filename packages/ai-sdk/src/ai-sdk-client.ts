@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { createHash } from "node:crypto";
 import type {
   LanguageModelV2Usage,
   LanguageModelV3,
@@ -98,16 +98,9 @@ function check(options: AiSdkClientOptions): void {
   }
 }
 
-let nodeCrypto: typeof import("node:crypto") | undefined;
-
-/**
- * The default OpenAI cache key: one per system prompt and tool list, so one per pod segment's
- * prefix. node:crypto is loaded on first use: loading it costs a process start about 5 ms, and
- * only a model that takes a cache key (OpenAI's) needs it.
- */
+/** The default OpenAI cache key: one per system prompt and tool list, so one per pod segment's prefix. */
 function defaultCacheKey(request: LlmRequest): string {
-  nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
-  const hash = nodeCrypto.createHash("sha256").update(request.systemPrompt).update("\0");
+  const hash = createHash("sha256").update(request.systemPrompt).update("\0");
   for (const tool of request.tools) hash.update(JSON.stringify([tool.name, tool.description, tool.inputSchema]));
   return `insomnia-${hash.digest("hex").slice(0, 40)}`;
 }

@@ -49,6 +49,14 @@ export class StreamBrokeOff {
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
+/** "an anthropic API", "an openai API", "a mistral API". */
+const anApi = (label: string): string => `${/^[aeiou]/i.test(label) ? "an" : "a"} ${label} API`;
+
+// What Anthropic ("prompt is too long: 210000 tokens > 200000 maximum") and OpenAI
+// ("context_length_exceeded", "maximum context length is …") say when the request does not fit.
+const TOO_LONG =
+  /prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|too many tokens|context window/i;
+
 /**
  * Turns what the last attempt of a model call threw into an AiSdkError that says what to do,
  * or returns the value unchanged when it is not a provider failure (a bug stays a bug).
@@ -103,7 +111,7 @@ export function toAiSdkError(
     if (status !== undefined && status >= 200 && status < 300) {
       return new AiSdkError(
         "MALFORMED_RESPONSE",
-        `${label} answered ${status} with a body that could not be read (${providerSays(last)}); retry, and check the base URL points at a ${label} API`,
+        `${label} answered ${status} with a body that could not be read (${providerSays(last)}); retry, and check the base URL points at ${anApi(label)}`,
         withStatus,
       );
     }
@@ -114,9 +122,14 @@ export function toAiSdkError(
         withStatus,
       );
     }
+    const says = providerSays(last);
+    // Too long for the model's context window: the model name and settings are fine.
+    const advice = TOO_LONG.test(`${says} ${last.responseBody ?? ""}`)
+      ? "the conversation no longer fits the model's context window; continue in a new conversation (or a compacted one), or use a model with a larger window"
+      : "check the model name and settings";
     return new AiSdkError(
       "REQUEST_REJECTED",
-      `${label} refused the request with ${status}: ${providerSays(last)}; check the model name and settings`,
+      `${label} refused the request with ${status}: ${says}; ${advice}`,
       withStatus,
     );
   }
@@ -129,7 +142,7 @@ export function toAiSdkError(
   ) {
     return new AiSdkError(
       "MALFORMED_RESPONSE",
-      `${label} sent an answer that could not be read (${errorText(last).replace(/\s+/g, " ").slice(0, 300)}); retry, and check the provider's base URL points at a ${label} API`,
+      `${label} sent an answer that could not be read (${errorText(last).replace(/\s+/g, " ").slice(0, 300)}); retry, and check the provider's base URL points at ${anApi(label)}`,
       base,
     );
   }

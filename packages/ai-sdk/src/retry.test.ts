@@ -295,6 +295,8 @@ describe("dependencies", () => {
       "@ai-sdk/provider",
       "@insomnia/errors",
       "@insomnia/worker",
+      // Types only: the package's .d.ts reach json-schema through @ai-sdk/provider.
+      "@types/json-schema",
     ]);
   });
 });

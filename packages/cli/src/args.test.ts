@@ -126,8 +126,22 @@ describe("parseInvocation: run, resume, log", () => {
     });
   });
 
-  test("resume_and_log_take_no_words", () => {
-    expect(parseInvocation(["log", "--json"])).toEqual({ command: "log", options: { json: true, overlays: [] } });
+  test("resume_takes_no_words_and_log_at_most_one_id", () => {
+    expect(parseInvocation(["log", "--json"])).toEqual({
+      command: "log",
+      options: { json: true, list: false, prompt: false, overlays: [] },
+    });
+    expect(parseInvocation(["log", "seg-0000000001", "--prompt"])).toEqual({
+      command: "log",
+      options: { json: false, list: false, prompt: true, overlays: [], conversation: "seg-0000000001" },
+    });
+    expect(usageMessage(["log", "a", "b"])).toBe("unexpected argument 'b' (see 'pod log --help')");
+    expect(usageMessage(["log", "--list", "a"])).toMatch(/^--list shows every conversation; it takes no id/);
+    expect(usageMessage(["log", "--prompt", "--json"])).toMatch(/cannot be combined with --json/);
+    expect(usageMessage(["run", "--new", "--conversation", "a", "hi"])).toMatch(
+      /^--new and --conversation cannot be combined/,
+    );
+    expect(parseInvocation(["resume", "--conversation", "c"])).toMatchObject({ options: { conversation: "c" } });
     expect(parseInvocation(["resume", "--store", "s"])).toEqual({
       command: "resume",
       options: { store: "s", overlays: [] },

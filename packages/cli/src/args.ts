@@ -51,6 +51,7 @@ export const COMMAND_OPTIONS = {
     new: { type: "boolean" },
     image: { type: "string", multiple: true },
     reasoning: { type: "boolean" },
+    conversation: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
   resume: {
@@ -60,6 +61,7 @@ export const COMMAND_OPTIONS = {
     now: { type: "string" },
     store: { type: "string" },
     reasoning: { type: "boolean" },
+    conversation: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
   log: {
@@ -68,6 +70,8 @@ export const COMMAND_OPTIONS = {
     overlay: { type: "string", multiple: true },
     store: { type: "string" },
     json: { type: "boolean" },
+    list: { type: "boolean" },
+    prompt: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 } as const satisfies Record<CommandName, Record<string, OptionSpec>>;
@@ -104,6 +108,8 @@ export interface CheckOptions extends ManifestOptions {
 export interface StoreOptions extends ManifestOptions {
   /** `--store DIR|postgres://…` as typed (else INSOMNIA_STORE, else the default). */
   store?: string;
+  /** `--conversation ID` (`pod log ID`): that conversation instead of the latest one. */
+  conversation?: string;
 }
 
 /** Options of `pod run`. */
@@ -132,6 +138,10 @@ export interface ResumeOptions extends StoreOptions {
 export interface LogOptions extends StoreOptions {
   /** Print the conversation as one JSON object. */
   json: boolean;
+  /** List the conversations instead of showing one. */
+  list: boolean;
+  /** Print the conversation's stored system prompt, byte for byte. */
+  prompt: boolean;
 }
 
 /** Options of `pod init`. */
@@ -198,6 +208,10 @@ function parseNow(value: string | undefined): Date | undefined {
     throw new CliError("USAGE", `--now '${value}' is not an RFC 3339 date-time such as 2026-01-02T03:04:05Z`);
   }
   return now;
+}
+
+function rejectEmptyConversation(id: string | undefined, hint: string): void {
+  if (id === "") throw new CliError("USAGE", `--conversation needs an id (pod log --list shows them) (see '${hint}')`);
 }
 
 function rejectEmptyStore(store: string | undefined, hint: string): void {
@@ -286,6 +300,10 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       if (values.help === true) return { command: "help", topic: first };
       rejectEmptyPaths(values, hint);
       rejectEmptyStore(values.store, hint);
+      rejectEmptyConversation(values.conversation, hint);
+      if (values.new === true && values.conversation !== undefined) {
+        throw new CliError("USAGE", `--new and --conversation cannot be combined (see '${hint}')`);
+      }
       return {
         command: "run",
         options: withDefined<RunOptions>(
@@ -296,7 +314,13 @@ export function parseInvocation(argv: readonly string[]): Invocation {
             images: values.image ?? [],
             reasoning: values.reasoning === true,
           },
-          { cwd: values.cwd, manifest: values.manifest, store: values.store, now: parseNow(values.now) },
+          {
+            cwd: values.cwd,
+            manifest: values.manifest,
+            store: values.store,
+            now: parseNow(values.now),
+            conversation: values.conversation,
+          },
         ),
       };
     }
@@ -306,25 +330,46 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       rejectPositionals(positionals, hint);
       rejectEmptyPaths(values, hint);
       rejectEmptyStore(values.store, hint);
+      rejectEmptyConversation(values.conversation, hint);
       return {
         command: "resume",
         options: withDefined<ResumeOptions>(
           { overlays: values.overlay ?? [], ...(values.reasoning === true ? { reasoning: true } : {}) },
-          { cwd: values.cwd, manifest: values.manifest, store: values.store, now: parseNow(values.now) },
+          {
+            cwd: values.cwd,
+            manifest: values.manifest,
+            store: values.store,
+            now: parseNow(values.now),
+            conversation: values.conversation,
+          },
         ),
       };
     }
     case "log": {
       const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.log, hint);
       if (values.help === true) return { command: "help", topic: first };
-      rejectPositionals(positionals, hint);
+      // One optional positional: the conversation to show.
+      rejectPositionals(positionals.slice(1), hint);
+      const id = positionals[0];
       rejectEmptyPaths(values, hint);
       rejectEmptyStore(values.store, hint);
+      rejectEmptyConversation(id, hint);
+      const list = values.list === true;
+      const prompt = values.prompt === true;
+      if (list && (prompt || id !== undefined)) {
+        throw new CliError("USAGE", `--list shows every conversation; it takes no id and no --prompt (see '${hint}')`);
+      }
+      if (prompt && values.json === true) {
+        throw new CliError(
+          "USAGE",
+          `--prompt prints the stored prompt as it is; it cannot be combined with --json (see '${hint}')`,
+        );
+      }
       return {
         command: "log",
         options: withDefined<LogOptions>(
-          { overlays: values.overlay ?? [], json: values.json === true },
-          { cwd: values.cwd, manifest: values.manifest, store: values.store },
+          { overlays: values.overlay ?? [], json: values.json === true, list, prompt },
+          { cwd: values.cwd, manifest: values.manifest, store: values.store, conversation: id },
         ),
       };
     }

@@ -17,6 +17,8 @@ export type CliErrorCode =
   | "UNTRUSTED_KEY_FILE"
   /** `pod resume` or `pod log` with no conversation in the store. */
   | "NO_CONVERSATION"
+  /** `pod log <id>` or `--conversation <id>` naming no conversation of the pod. */
+  | "UNKNOWN_CONVERSATION"
   /** `pod run --image FILE` names a file that is unreadable, not png/jpeg/gif/webp, or over 5 MiB (nothing is sent). */
   | "INVALID_IMAGE";
 
@@ -28,6 +30,7 @@ const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "UNTRUSTED_BASE_URL",
   "UNTRUSTED_KEY_FILE",
   "NO_CONVERSATION",
+  "UNKNOWN_CONVERSATION",
 ]);
 
 /** Exit status of a CLI failure: 1 for a problem in the user's files, 2 for wrong usage. */

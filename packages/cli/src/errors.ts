@@ -5,6 +5,7 @@ import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { ScopeError } from "@insomnia/scope";
 import { SystemPromptError } from "@insomnia/template";
 import { CliError } from "./cli-error.ts";
+import { withNextStep } from "./next-step.ts";
 import type { Problem } from "./problem.ts";
 
 /** How `pod` treats a thrown value: the user's fault (exit 1 or 2, no stack) or a bug (stack). */
@@ -148,7 +149,10 @@ export function classifyError(error: unknown): Classification {
     };
     return { kind: error.kind, problem };
   }
-  if (isKnownUserError(error)) return { kind: "user", problem: problemFromUserError(error) };
+  if (isKnownUserError(error)) {
+    const problem = problemFromUserError(error);
+    return { kind: "user", problem: { ...problem, message: withNextStep(problem.code, problem.message) } };
+  }
   if (isSystemError(error)) {
     return {
       kind: "user",

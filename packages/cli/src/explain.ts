@@ -2,8 +2,8 @@ import { stat } from "node:fs/promises";
 import type { MaterializedPrompt } from "@insomnia/pod";
 import { readSkillBody } from "@insomnia/skills";
 import type { Style } from "./output.ts";
-import { TOKENIZER } from "./tokens.ts";
-import type { TokenCounter } from "./tokens.ts";
+import { TOKENIZER } from "./token-counter.ts";
+import type { TokenCounter } from "./token-counter.ts";
 
 /** One file the instruction was built from. */
 export interface ExplainedSource {
@@ -70,7 +70,6 @@ export interface ExplainInput {
   instruction: string;
   manifestFiles: readonly string[];
   now: Date;
-  tools: readonly string[];
   /** The MCP servers started to learn their tools. */
   mcpServers?: readonly {
     name: string;

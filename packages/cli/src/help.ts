@@ -17,7 +17,8 @@ Flags:
   -V, --version   print the version of pod
 
 Exit status: 0 success, 1 a problem in your files, 2 wrong usage, 70 a bug in pod.
-Colour only on a terminal; NO_COLOR (any value) turns it off, FORCE_COLOR turns it on.
+Colour only on a terminal; NO_COLOR set to a non-empty value turns it off (an empty one
+does not: no-color.org), FORCE_COLOR (not 0 or false) turns it on.
 `;
 
 const MANIFEST_FLAGS = `  --cwd DIR          directory the pod starts in (default: the current directory)
@@ -27,8 +28,8 @@ const MANIFEST_FLAGS = `  --cwd DIR          directory the pod starts in (defaul
 
 const STORE_FLAGS = `  --store DIR|URL    where the log is kept: a directory holding one directory per pod
                      (default: INSOMNIA_STORE, else $XDG_STATE_HOME/insomnia/pods,
-                     ~/.local/state/insomnia/pods when unset); postgres:// URLs arrive
-                     with @insomnia/segment-store-postgres`;
+                     ~/.local/state/insomnia/pods when unset), or a postgres:// URL:
+                     the log in PostgreSQL (tables made by the first pod run)`;
 
 const RUN_FOOTER = `The model is the manifest's provider block (kind anthropic, openai or
 openai-compatible; model; base_url; api_key_file, else ANTHROPIC_API_KEY or
@@ -94,6 +95,7 @@ Flags:
 ${MANIFEST_FLAGS}
   --now RFC3339      fix the date and time rendered into a new prompt and stamped on the log
   --new              start a new conversation instead of continuing the latest one
+  --conversation ID  continue that conversation instead (pod log --list shows the ids)
   --image FILE       send this image (png, jpeg, gif, webp; at most 5 MiB) with the message; repeatable
   --reasoning        print the model's reasoning, dimmed, on stderr
 ${STORE_FLAGS}
@@ -110,21 +112,27 @@ Does nothing when the last turn finished.
 Flags:
 ${MANIFEST_FLAGS}
   --now RFC3339      fix the date and time stamped on the log
+  --conversation ID  resume that conversation instead of the latest one
   --reasoning        print the model's reasoning, dimmed, on stderr
 ${STORE_FLAGS}
   -h, --help         show this help
 
 ${RUN_FOOTER}`,
-  log: `Usage: pod log [flags]
+  log: `Usage: pod log [flags] [id]
 
-Shows the latest conversation (its segments, oldest first, with compaction summaries):
-every message, tool call and result, each turn's token usage and cache-read share,
-and the total.
+Shows the latest conversation, or the one with that id (its segments, oldest first,
+with compaction summaries): every message, tool call and result, each turn's token
+usage and cache-read share, and the total.
 
 Flags:
 ${MANIFEST_FLAGS}
 ${STORE_FLAGS}
-  --json             print { store, segments, turns, usage } as one JSON object
+  --list             list the conversations instead: id, start, messages, the first
+                     message; * marks the one pod run continues
+  --prompt           print the conversation's stored system prompt, byte for byte (what
+                     was sent; pod prompt prints what a new one would get)
+  --json             print { store, conversation, segments, turns, usage } as one JSON
+                     object (with --list: { store, conversations })
   -h, --help         show this help
 `,
 };

@@ -1,4 +1,13 @@
-import { DEFAULT_INSTRUCTION, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, DEFAULT_TEMPERATURE } from "@insomnia/manifest";
+import {
+  DEFAULT_INSTRUCTION,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_MAX_TURNS,
+  DEFAULT_SKILLS_BUDGET,
+  DEFAULT_TEMPERATURE,
+  DEFAULT_WORKER_TOOLS,
+  WORKER_TOOL_NAMES,
+} from "@insomnia/manifest";
+import { PROVIDER_KINDS } from "./provider-kind.ts";
 
 /** Path of the manifest `pod init` writes, relative to the workspace. */
 export const INIT_MANIFEST_PATH = ".insomnia/pod.yaml";
@@ -6,6 +15,12 @@ export const INIT_MANIFEST_PATH = ".insomnia/pod.yaml";
 export const INIT_INSTRUCTION_PATH = ".insomnia/prompts/instruction.md";
 /** The reference of that instruction, which the manifest points at. */
 export const INIT_INSTRUCTION_REF = "$workspace/instruction";
+
+/** The tools a manifest may add to the default ones (run_command), as a trailing comment. */
+function optionalTools(): string {
+  const more = WORKER_TOOL_NAMES.filter((name) => !DEFAULT_WORKER_TOOLS.includes(name));
+  return more.length === 0 ? "" : `   # also: ${more.join(", ")}`;
+}
 
 /** Text of the `.insomnia/pod.yaml` that `pod init` writes: every key, with its default. */
 export function initManifestText(): string {
@@ -26,6 +41,13 @@ worker:
   # max_tokens: ${DEFAULT_MAX_TOKENS}
   # max_turns: ${DEFAULT_MAX_TURNS}
   # temperature: ${DEFAULT_TEMPERATURE}   # 0 to 2
+  # The tools the model gets (file tools bound to the scope below); [] for none.
+  # tools: [${DEFAULT_WORKER_TOOLS.join(", ")}]${optionalTools()}
+
+# Characters the prompt's Skills listing may take (SKILL.md files in
+# .insomnia/skills, .agents/skills, ~/.agents/skills ...; see docs/skills.md).
+# skills:
+#   budget: ${DEFAULT_SKILLS_BUDGET}
 
 # Paths the pod may read and write; relative targets are relative to pwd.
 # Without any allow rule the pod may write to pwd (recursively). Deny rules
@@ -39,8 +61,8 @@ worker:
 
 # The model to talk to (no default; kind and model are required when set).
 # provider:
-#   kind: <provider kind>
-#   model: <model name>
+#   kind: anthropic                  # ${PROVIDER_KINDS.join(" | ")}
+#   model: <model name>              # e.g. claude-sonnet-4-5
 #   base_url: <url>
 #   api_key_file: <path to a file holding the key>
 `;

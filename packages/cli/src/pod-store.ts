@@ -1,9 +1,10 @@
+import { createHash } from "node:crypto";
 import { isAbsolute, join, resolve } from "node:path";
 import type { PodManifest } from "@insomnia/manifest";
 import type { SegmentStore } from "@insomnia/pod";
-import { sha256Hex } from "@insomnia/prompt-loader";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./io.ts";
+import { storeSpecKind } from "./store-spec.ts";
 
 /** Where a pod's log lives, as `pod run`, `resume` and `log` report it. */
 export interface PodStore {
@@ -16,8 +17,7 @@ export interface PodStore {
 
 /**
  * The directory of one pod inside a store root: its name (made safe for a file name) and a
- * hash of its pwd, so two checkouts of one repository never share a conversation. (The hash is
- * the prompt loader's, in JavaScript for a short text: no node:crypto at start-up.)
+ * hash of its pwd, so two checkouts of one repository never share a conversation.
  */
 export function podDirectoryName(manifest: PodManifest): string {
   const name =
@@ -27,6 +27,10 @@ export function podDirectoryName(manifest: PodManifest): string {
       .slice(0, 64) || "pod";
   const hash = sha256Hex(manifest.pod.pwd).slice(0, 12);
   return `${name}-${hash}`;
+}
+
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /**
@@ -49,16 +53,26 @@ export function defaultStoreRoot(env: CliIo["env"]): string {
   return join(home, ".local", "state", "insomnia", "pods");
 }
 
-const POSTGRES = /^postgres(?:ql)?:\/\//i;
+/** How `pod` opens a store: `reader` (`pod log`) never creates a database schema. */
+export interface OpenPodStoreOptions {
+  reader?: boolean;
+}
 
 /**
  * Opens the pod's log: `--store`, else `INSOMNIA_STORE`, else the default root. A directory
  * (flag or variable) is a root holding one directory per pod, like the default.
  */
-export async function openPodStore(flag: string | undefined, manifest: PodManifest, io: CliIo): Promise<PodStore> {
+export async function openPodStore(
+  flag: string | undefined,
+  manifest: PodManifest,
+  io: CliIo,
+  options: OpenPodStoreOptions = {},
+): Promise<PodStore> {
   const fromEnv = io.env.INSOMNIA_STORE;
   const spec = flag ?? (fromEnv === undefined || fromEnv === "" ? undefined : fromEnv);
-  if (spec !== undefined && POSTGRES.test(spec)) return openPostgresStore(spec, manifest);
+  const kind =
+    spec === undefined ? "directory" : storeSpecKind(spec, flag === undefined ? "INSOMNIA_STORE" : "--store");
+  if (kind === "postgres") return openPostgresStore(spec!, manifest, options);
   const root = spec === undefined ? defaultStoreRoot(io.env) : resolve(io.cwd, spec);
   const location = join(root, podDirectoryName(manifest));
   const { FileSegmentStore } = await import("@insomnia/pod");
@@ -69,10 +83,25 @@ export async function openPodStore(flag: string | undefined, manifest: PodManife
  * The PostgreSQL store (`@insomnia/segment-store-postgres`, loaded only for a postgres:// store),
  * keyed by the same pod id as a file store's directory. Its pool is closed by `close()`.
  */
-async function openPostgresStore(spec: string, manifest: PodManifest): Promise<PodStore> {
-  const { openPostgresStore: open } = await import("@insomnia/segment-store-postgres");
-  const store = await open(spec, podDirectoryName(manifest));
-  return { store, location: redactPassword(spec), close: () => store.close() };
+async function openPostgresStore(spec: string, manifest: PodManifest, options: OpenPodStoreOptions): Promise<PodStore> {
+  const [{ openPostgresStore: open }, { SegmentStoreError }] = await Promise.all([
+    import("@insomnia/segment-store-postgres"),
+    import("@insomnia/pod"),
+  ]);
+  const location = redactPassword(spec);
+  try {
+    const store = await open(spec, podDirectoryName(manifest), options.reader === true ? { createSchema: false } : {});
+    return { store, location, close: () => store.close() };
+  } catch (error) {
+    // A reader found no tables: the database holds no conversation (and stays as it was).
+    if (SegmentStoreError.is(error) && error.code === "SEGMENT_NOT_FOUND") {
+      throw new CliError("NO_CONVERSATION", `no conversation in ${location}; start one with pod run <message>`, {
+        file: location,
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }
 
 /** A connection string as it may be shown: the password replaced by `***`. */

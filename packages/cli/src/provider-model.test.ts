@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { loadManifest } from "@insomnia/manifest";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { CliError } from "./cli-error.ts";
-import { apiKey, providerBaseURL, providerChoice } from "./provider-model.ts";
+import { apiKey, providerChoice } from "./provider-model.ts";
 
 let root: string;
 beforeEach(async () => {
@@ -116,61 +116,5 @@ describe("which file the workspace may send as the key", () => {
     await writeFile(join(root, "ws", ".insomnia", "big.txt"), "k".repeat(64 * 1024 + 1));
     expect(await decide(keyFile("big.txt"), { key: true })).toBe("API_KEY_UNREADABLE");
     expect(await decide(keyFile("missing.txt"), { key: true })).toBe("API_KEY_UNREADABLE");
-  });
-});
-
-describe("where the first request goes", () => {
-  /** The URL the provider package really posts its first call to (its fetch records it and fails). */
-  async function postedTo(kind: string, baseURL: string | undefined): Promise<string> {
-    let url = "";
-    const fetch = async (input: string | URL | Request) => {
-      url = String(input);
-      throw new TypeError("fetch failed");
-    };
-    const base = { fetch, ...(baseURL === undefined ? {} : { baseURL }) };
-    const model =
-      kind === "anthropic"
-        ? (await import("@ai-sdk/anthropic")).createAnthropic({ ...base, apiKey: "k" })("m")
-        : kind === "openai"
-          ? (await import("@ai-sdk/openai")).createOpenAI({ ...base, apiKey: "k" })("m")
-          : (await import("@ai-sdk/openai-compatible")).createOpenAICompatible({
-              name: "c",
-              ...base,
-              baseURL: baseURL ?? "",
-            })("m");
-    await Promise.resolve(
-      model.doGenerate({ prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }] } as never),
-    ).catch(() => undefined);
-    return url;
-  }
-
-  test.each([
-    ["anthropic", undefined, undefined],
-    ["openai", undefined, undefined],
-    ["anthropic", "http://127.0.0.1:9/v1", undefined],
-    ["openai", "https://example.test:8443/openai/v1/", undefined],
-    ["openai-compatible", "http://localhost:11434/v1", undefined],
-    ["anthropic", undefined, "ANTHROPIC_BASE_URL"],
-    ["openai", undefined, "OPENAI_BASE_URL"],
-  ] as const)("preconnect_goes_to_the_origin_%s_posts_to_with_base_url_%s_and_%s", async (kind, baseURL, variable) => {
-    const saved = variable === undefined ? undefined : process.env[variable];
-    if (variable !== undefined) process.env[variable] = "http://[::1]:8080/proxy/v1";
-    try {
-      const posted = new URL(await postedTo(kind, baseURL));
-      const choice = { kind, model: "m", ...(baseURL === undefined ? {} : { baseURL }) };
-      const preconnect = providerBaseURL(choice);
-      expect(preconnect?.origin).toBe(posted.origin);
-      expect(posted.href.startsWith(preconnect!.href.replace(/\/$/, ""))).toBe(true);
-    } finally {
-      if (variable !== undefined) {
-        if (saved === undefined) delete process.env[variable];
-        else process.env[variable] = saved;
-      }
-    }
-  });
-
-  test("a_base_url_that_is_not_a_url_is_not_preconnected", () => {
-    expect(providerBaseURL({ kind: "openai-compatible", model: "m", baseURL: "not a url" })).toBe(undefined);
-    expect(providerBaseURL({ kind: "anthropic", model: "m" }, { ANTHROPIC_BASE_URL: "::" })).toBe(undefined);
   });
 });

@@ -1,18 +1,18 @@
 import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { didYouMeanSuffix, isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
+import { isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
 import { type ManifestOrigins, PROJECT_MANIFEST_PATH, type PodManifest } from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
-import { httpFetch, httpPreconnections } from "./http-fetch.ts";
 import type { CliIo } from "./io.ts";
+import { type ProxyEnv, providerFetch } from "./provider-fetch.ts";
 
 /** An AI SDK language model, as aiSdkClient takes it. */
 export type LanguageModel = Parameters<typeof aiSdkClient>[0];
 
-/** The provider kinds `pod run` knows. */
-export const PROVIDER_KINDS = ["anthropic", "openai", "openai-compatible"] as const;
-type ProviderKind = (typeof PROVIDER_KINDS)[number];
+import { PROVIDER_KINDS, type ProviderKind, unknownProviderKind } from "./provider-kind.ts";
+
+export { PROVIDER_KINDS };
 
 const KEY_VARIABLE: Record<ProviderKind, string | undefined> = {
   anthropic: "ANTHROPIC_API_KEY",
@@ -107,13 +107,8 @@ export function providerChoice(
       "no provider block in the manifest: add one to .insomnia/pod.yaml, e.g.\n  provider:\n    kind: anthropic\n    model: claude-sonnet-4-5\n(see docs/models.md)",
     );
   }
-  if (!(PROVIDER_KINDS as readonly string[]).includes(provider.kind)) {
-    throw new CliError(
-      "NO_PROVIDER",
-      `provider.kind "${provider.kind}" is not one pod run knows${didYouMeanSuffix(provider.kind, PROVIDER_KINDS)}; use ${PROVIDER_KINDS.join(", ")}`,
-      at(origins, "provider.kind"),
-    );
-  }
+  const unknown = unknownProviderKind(manifest, origins);
+  if (unknown !== undefined) throw unknown;
   const kind = provider.kind as ProviderKind;
   if (kind === "openai-compatible" && provider.base_url === undefined) {
     throw new CliError(
@@ -220,53 +215,16 @@ export async function apiKey(choice: ProviderChoice, origins: ManifestOrigins, i
   return key;
 }
 
-/** The variable each provider package reads its base URL from when none is given (from `process.env`). */
-const BASE_URL_VARIABLE: Record<ProviderKind, string | undefined> = {
-  anthropic: "ANTHROPIC_BASE_URL",
-  openai: "OPENAI_BASE_URL",
-  "openai-compatible": undefined,
-};
-
-/**
- * The base URL the provider package will post to (`<base>/messages`, `/responses`,
- * `/chat/completions`): `provider.base_url`, else the package's variable, else its default
- * API (`https://api.anthropic.com/v1`, `https://api.openai.com/v1`). Undefined when it is not a URL.
- */
-export function providerBaseURL(choice: ProviderChoice, env: NodeJS.ProcessEnv = process.env): URL | undefined {
-  const variable = BASE_URL_VARIABLE[choice.kind];
-  const written = choice.baseURL ?? (variable === undefined ? undefined : env[variable]);
-  const base = written ?? (DEFAULT_ORIGIN[choice.kind] === undefined ? undefined : `${DEFAULT_ORIGIN[choice.kind]}/v1`);
-  if (base === undefined) return undefined;
-  try {
-    return new URL(base);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Starts connecting to the origin the provider's first request goes to (preconnect.ts), so
- * the TCP and TLS handshakes overlap the rest of the start-up. Call it only after
- * `providerChoice` (which refuses an untrusted base URL) and `apiKey`; it returns at once
- * and never throws.
- */
-export function preconnectProvider(choice: ProviderChoice): void {
-  const url = providerBaseURL(choice);
-  if (url !== undefined) void httpPreconnections.open(url);
-}
-
-/** Closes a preconnected socket no request used (at the end of a run that sent nothing, say). */
-export function closeUnusedConnections(): Promise<void> {
-  return httpPreconnections.close();
-}
-
 /**
  * The AI SDK model for the provider block; the provider package is loaded only here. Its
- * requests go through `httpFetch` (node:http), not the global fetch, whose first use loads
- * undici: about as long as starting Node.
+ * requests go through `providerFetch`: `env`'s proxy, and no redirect to another server.
  */
-export async function languageModel(choice: ProviderChoice, key: string | undefined): Promise<LanguageModel> {
-  const base = { fetch: httpFetch, ...(choice.baseURL === undefined ? {} : { baseURL: choice.baseURL }) };
+export async function languageModel(
+  choice: ProviderChoice,
+  key: string | undefined,
+  env: ProxyEnv,
+): Promise<LanguageModel> {
+  const base = { fetch: providerFetch(env), ...(choice.baseURL === undefined ? {} : { baseURL: choice.baseURL }) };
   switch (choice.kind) {
     case "anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");

@@ -1,6 +1,7 @@
 import type { UsageTotals } from "@insomnia/pod";
 import type { Message } from "@insomnia/worker";
 import type { CliIo } from "./io.ts";
+import { withNextStep } from "./next-step.ts";
 import { formatProblemLine } from "./output.ts";
 import type { Style } from "./output.ts";
 
@@ -76,7 +77,7 @@ export function writeWarning(
 ): void {
   const problem = {
     code: warning.code,
-    message: warning.message,
+    message: withNextStep(warning.code, warning.message),
     severity: "warning" as const,
     ...(warning.file === undefined ? {} : { file: warning.file }),
   };

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -10,7 +11,6 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { createRequire } from "node:module";
 import { promisify } from "node:util";
 import { closeQuietly, entryPath, errnoOf, kindOf, SAFE_FLAGS } from "./descriptor.ts";
 import { stopIfAborted } from "./fs-tool.ts";
@@ -21,12 +21,9 @@ import { requireRegular } from "./text-file.ts";
 
 const fsyncAsync = promisify(fsync);
 
-let nodeCrypto: typeof import("node:crypto") | undefined;
-
-/** 12 random hex digits for a temp name; node:crypto is loaded by the first write, not at start-up. */
+/** 12 random hex digits for a temp name. */
 function randomSuffix(): string {
-  nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
-  return nodeCrypto.randomBytes(6).toString("hex");
+  return randomBytes(6).toString("hex");
 }
 
 /** What a finished write did. */

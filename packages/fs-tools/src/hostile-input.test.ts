@@ -3,12 +3,16 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Scope } from "@insomnia/scope";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { guarded } from "../../../test/support/output-guard.ts";
 import { byName } from "./__fixtures__/tree.ts";
 import { changes, snapshot } from "./__fixtures__/watch.ts";
 import { fsTools } from "./fs-tools.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+
+// Each test here runs hundreds to thousands of generated cases in one go: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 // ≥ 100,000 generated calls over a tree with symlinks in and out, nested allow/deny and
 // non-recursive rules, while a second process swaps symlinks (and a directory for a
@@ -18,7 +22,7 @@ import { FsToolsError } from "./fs-tools-error.ts";
 // canary no output may contain, and every such directory a marker file no listing may show.
 
 /** FS_TOOLS_HOSTILE_CALLS runs a smaller suite while debugging; the default is the promise. */
-const CALLS = Number(process.env["FS_TOOLS_HOSTILE_CALLS"] ?? 100_000);
+const CALLS = Number(process.env["FS_TOOLS_HOSTILE_CALLS"] ?? propertyRuns(5_000, 100_000));
 const STREAMS = 4;
 const CANARY = "CANARY-7f3a";
 /** A file name in every unreadable directory; no generated path uses it, so a listing that shows it leaked. */

@@ -1,11 +1,15 @@
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test, vi } from "vitest";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
 import { ManifestError, type ManifestErrorCode } from "./manifest-error.ts";
 import { parseManifestLayer, validateManifestLayer } from "./parse-manifest-layer.ts";
 import type { PartialManifest } from "./types.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+
+// Each test here runs hundreds to thousands of generated cases in one go: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 // 10,000 generated YAML manifests. Most are valid manifests with one to three hostile
 // defects planted at known lines (aliases, anchors, tags, directives, merge keys, duplicate
@@ -14,7 +18,7 @@ import { guarded } from "../../../test/support/output-guard.ts";
 // and denial-of-service shapes. None may be accepted wrongly, none may print.
 
 const SEED = 0x3a11_0001;
-const RUNS = 10_000;
+const RUNS = propertyRuns(1_000, 10_000);
 const FILE = ".insomnia/pod.yaml";
 
 const CODES: ReadonlySet<ManifestErrorCode> = new Set([
@@ -866,26 +870,34 @@ describe("many keys and lone CRs", () => {
     ],
   ];
   for (const [name, text] of shapes) {
-    test(`${name}_reports_the_first_hundred_issues_in_order`, async () => {
-      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_MANIFEST_BYTES);
-      const out: { result?: ReturnType<typeof validateManifestLayer> } = {};
-      const { printed, rejections } = await guarded(() => {
-        out.result = validateManifestLayer(text, FILE);
-      });
-      expect([printed, rejections]).toEqual([[], []]);
-      const issues = out.result === undefined || out.result.ok ? [] : out.result.issues;
-      expect(issues.length).toBe(100);
-      const lines = issues.map((issue) => issue.line ?? 0);
-      expect(lines.every((line, i) => line >= 1 && (i === 0 || line >= (lines[i - 1] ?? 0)))).toBe(true);
-      expect(issues.every((issue) => ManifestError.is(issue) && CODES.has(issue.code))).toBe(true);
-    });
+    test(
+      `${name}_reports_the_first_hundred_issues_in_order`,
+      async () => {
+        expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_MANIFEST_BYTES);
+        const out: { result?: ReturnType<typeof validateManifestLayer> } = {};
+        const { printed, rejections } = await guarded(() => {
+          out.result = validateManifestLayer(text, FILE);
+        });
+        expect([printed, rejections]).toEqual([[], []]);
+        const issues = out.result === undefined || out.result.ok ? [] : out.result.issues;
+        expect(issues.length).toBe(100);
+        const lines = issues.map((issue) => issue.line ?? 0);
+        expect(lines.every((line, i) => line >= 1 && (i === 0 || line >= (lines[i - 1] ?? 0)))).toBe(true);
+        expect(issues.every((issue) => ManifestError.is(issue) && CODES.has(issue.code))).toBe(true);
+      },
+      SLOW_TEST_TIMEOUT_MS,
+    );
   }
 
-  test("a_256_KiB_manifest_with_lone_cr_line_endings_reads_as_its_lf_version", () => {
-    const rules = "    - target: /srv/a\n      permission: read\n".repeat(5_000);
-    const lf = `worker:\n  instruction: "$workspace/main"\nscope:\n  allow:\n${rules}`;
-    expect(Buffer.byteLength(lf)).toBeLessThanOrEqual(MAX_MANIFEST_BYTES);
-    const cr = lf.replaceAll("\n", "\r");
-    expect(isDeepStrictEqual(parseManifestLayer(cr, FILE), parseManifestLayer(lf, FILE))).toBe(true);
-  });
+  test(
+    "a_256_KiB_manifest_with_lone_cr_line_endings_reads_as_its_lf_version",
+    () => {
+      const rules = "    - target: /srv/a\n      permission: read\n".repeat(5_000);
+      const lf = `worker:\n  instruction: "$workspace/main"\nscope:\n  allow:\n${rules}`;
+      expect(Buffer.byteLength(lf)).toBeLessThanOrEqual(MAX_MANIFEST_BYTES);
+      const cr = lf.replaceAll("\n", "\r");
+      expect(isDeepStrictEqual(parseManifestLayer(cr, FILE), parseManifestLayer(lf, FILE))).toBe(true);
+    },
+    SLOW_TEST_TIMEOUT_MS,
+  );
 });

@@ -36,7 +36,7 @@ describe("yaml and valibot are loaded lazily", () => {
     expect(eager).toEqual([]);
   });
 
-  test("a_manifest_without_layers_loads_neither_a_simple_layer_loads_valibot_and_other_yaml_loads_both", async () => {
+  test("a_manifest_without_layers_loads_neither_and_a_layer_loads_both", async () => {
     // This file imports nothing that loads them, and vitest runs each test file in a fresh module registry.
     const before = loaded();
     const { loadManifest } = await import("./index.ts");
@@ -51,12 +51,6 @@ describe("yaml and valibot are loaded lazily", () => {
     ]);
 
     await mkdir(join(cwd, ".insomnia"));
-    // `key: value` lines are read without the yaml package (simple-yaml.ts); the layer is still checked.
-    await writeFile(join(cwd, ".insomnia", "pod.yaml"), "pod:\n  name: lazy\n");
-    const withFile = await loadManifest({ cwd, env });
-    expect(withFile.manifest.pod.name).toBe("lazy");
-    expect(loaded()).toEqual({ yaml: false, valibot: true });
-
     await writeFile(join(cwd, ".insomnia", "pod.yaml"), "pod:\n  name: lazy\nworker:\n  max_tokens: 1024\n");
     const withNumber = await loadManifest({ cwd, env });
     expect(withNumber.manifest.worker.max_tokens).toBe(1024);

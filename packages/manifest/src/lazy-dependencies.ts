@@ -18,32 +18,8 @@ export function yaml(): YamlModule {
   return yamlModule;
 }
 
-/**
- * The valibot functions this package calls, and nothing else (`valibot()` is typed to them, so
- * a function not listed does not compile). The `pod` bin bundles valibot from this list
- * (packages/cli/tsup.config.ts): a 10 KB file instead of the whole 134 KB library.
- */
-export const VALIBOT_FUNCTIONS = [
-  "array",
-  "boolean",
-  "check",
-  "maxValue",
-  "minValue",
-  "nonEmpty",
-  "number",
-  "optional",
-  "picklist",
-  "pipe",
-  "record",
-  "regex",
-  "safeInteger",
-  "safeParse",
-  "strictObject",
-  "string",
-] as const;
-
-/** What this package uses of valibot. */
-export type Valibot = Pick<ValibotModule, (typeof VALIBOT_FUNCTIONS)[number]>;
+/** The valibot package (all of it). */
+export type Valibot = ValibotModule;
 
 /** The valibot package, loaded on first use. */
 export function valibot(): Valibot {

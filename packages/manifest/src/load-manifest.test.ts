@@ -314,3 +314,35 @@ describe("resolve-time problems", () => {
     await rm(dir, { recursive: true });
   });
 });
+
+describe("scope targets under ~", () => {
+  test("tilde_targets_are_the_home_directory_as_for_api_key_file", async () => {
+    await put(
+      join(cwd, ".insomnia", "pod.yaml"),
+      'scope:\n  allow:\n    - target: ~/notes\n      permission: read\n    - target: "~"\n      permission: read\n  deny:\n    - target: ~/notes/private\n      permission: read\n',
+    );
+    const { manifest } = await loadManifest({ cwd, env: { HOME: home }, userLayer: false });
+    expect(manifest.scope.allow.map((r) => r.target)).toEqual([join(home, "notes"), home]);
+    expect(manifest.scope.deny.map((r) => r.target)).toEqual([join(home, "notes", "private")]);
+  });
+
+  test("a_tilde_target_without_a_home_or_naming_another_user_is_refused_at_the_value", async () => {
+    await put(join(cwd, ".insomnia", "pod.yaml"), "scope:\n  allow:\n    - target: ~/notes\n      permission: read\n");
+    const noHome = await loadManifest({ cwd, env: {}, userLayer: false }).catch((caught: unknown) => caught);
+    expect(noHome).toMatchObject({
+      code: "INVALID_VALUE",
+      file: ".insomnia/pod.yaml",
+      line: 3,
+      column: 15,
+      key: "scope.allow[0].target",
+    });
+    expect((noHome as ManifestError).detail).toMatch(/no home directory is known/);
+    await put(
+      join(cwd, ".insomnia", "pod.yaml"),
+      "scope:\n  allow:\n    - target: ~bob/notes\n      permission: read\n",
+    );
+    const other = await loadManifest({ cwd, env: { HOME: home }, userLayer: false }).catch((caught: unknown) => caught);
+    expect(other).toMatchObject({ code: "INVALID_VALUE", key: "scope.allow[0].target" });
+    expect((other as ManifestError).detail).toMatch(/not ~user/);
+  });
+});

@@ -78,6 +78,7 @@ export async function loadManifest(options: LoadManifestOptions): Promise<Loaded
   });
 
   const frozen = Object.freeze(origins);
-  const manifest = resolveManifest(merge(...layers), { cwd, origins: { ...sections, ...frozen } });
+  const home = (options.env ?? process.env).HOME;
+  const manifest = resolveManifest(merge(...layers), { cwd, origins: { ...sections, ...frozen }, home });
   return { manifest, files, origins: frozen };
 }

@@ -6,6 +6,7 @@ import { ManifestError } from "./manifest-error.ts";
 import type { ManifestErrorCode } from "./manifest-error.ts";
 import { parseManifestLayer, validateManifestLayer } from "./parse-manifest-layer.ts";
 import { validateOverlay } from "./parse-overlay.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 const CODES: readonly ManifestErrorCode[] = [
   "YAML_SYNTAX",
@@ -234,7 +235,7 @@ describe("generated manifests", () => {
           },
         });
       }),
-      { numRuns: 200 },
+      { numRuns: propertyRuns(50, 200) },
     );
   });
 
@@ -253,7 +254,7 @@ describe("generated manifests", () => {
         }
         expect(ManifestError.is(thrown)).toBe(true);
       }),
-      { numRuns: 500 },
+      { numRuns: propertyRuns(100, 500) },
     );
   });
 
@@ -275,7 +276,7 @@ describe("generated manifests", () => {
         const result = validateManifestLayer(render(m, [d]), "gen.yaml");
         expect(result.ok ? [] : result.issues.map((e) => e.code)).toContain(expected[d.kind]);
       }),
-      { numRuns: 300 },
+      { numRuns: propertyRuns(60, 300) },
     );
   });
 
@@ -291,7 +292,7 @@ describe("generated manifests", () => {
         const plain: unknown = plainYamlParse(text, { logLevel: "silent" }) ?? {};
         expect(result.value).toEqual(plain);
       }),
-      { numRuns: 1000 },
+      { numRuns: propertyRuns(200, 1000) },
     );
   });
 
@@ -307,7 +308,7 @@ describe("generated manifests", () => {
           if (!result.ok) expectWellFormed(result.issues, expression);
         },
       ),
-      { numRuns: 500 },
+      { numRuns: propertyRuns(100, 500) },
     );
   });
 });

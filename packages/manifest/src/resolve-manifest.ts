@@ -1,4 +1,4 @@
-import { basename, resolve } from "node:path";
+import { basename, isAbsolute, join, resolve } from "node:path";
 import { checkLayerValue } from "./check-layer.ts";
 import {
   DEFAULT_INSTRUCTION,
@@ -23,6 +23,8 @@ export interface ResolveManifestOptions {
   cwd: string;
   /** Where each value (and each section key, `provider`) came from: a problem found here is reported there. */
   origins?: ManifestOrigins | undefined;
+  /** The user's home directory: a scope target `~` or `~/…` is resolved against it, as `provider.api_key_file` is. */
+  home?: string | undefined;
 }
 
 /** Applies defaults (pwd, name, instruction, default allow rule), checks the result, deep-freezes it. */
@@ -35,7 +37,9 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
   const layer = checked.value;
 
   const pwd = resolve(layer.pod?.pwd ?? options.cwd);
-  const allow: ManifestScopeRule[] = (layer.scope?.allow ?? []).map(copyRule);
+  const expand = (list: "allow" | "deny") => (rule: ManifestScopeRule, index: number) =>
+    copyRule(rule, `scope.${list}[${index}]`, options);
+  const allow: ManifestScopeRule[] = (layer.scope?.allow ?? []).map(expand("allow"));
   if (allow.length === 0) allow.push({ target: pwd, permission: "write", recursive: true });
 
   const manifest: PodManifest = {
@@ -51,7 +55,7 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
         network: layer.worker?.run_command?.network ?? false,
       },
     },
-    scope: { allow, deny: (layer.scope?.deny ?? []).map(copyRule) },
+    scope: { allow, deny: (layer.scope?.deny ?? []).map(expand("deny")) },
     ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider, options.origins) }),
     skills: { budget: layer.skills?.budget ?? DEFAULT_SKILLS_BUDGET },
     mcp_servers: Object.fromEntries(
@@ -106,12 +110,38 @@ function resolveError(issue: Issue, origins: ManifestOrigins | undefined): Manif
   });
 }
 
-function copyRule(rule: ManifestScopeRule): ManifestScopeRule {
+function copyRule(rule: ManifestScopeRule, location: string, options: ResolveManifestOptions): ManifestScopeRule {
   return {
-    target: rule.target,
+    target: homeExpanded(rule.target, location, options),
     permission: rule.permission,
     ...(rule.recursive === undefined ? {} : { recursive: rule.recursive }),
   };
+}
+
+/**
+ * `~` and `~/…` name the user's home (a shell habit; without this the rule would silently mean
+ * `<pwd>/~/…`). `~user/…` is not expanded: it is refused, since it cannot mean a directory named so.
+ */
+function homeExpanded(target: string, location: string, options: ResolveManifestOptions): string {
+  if (!target.startsWith("~")) return target;
+  const origin = options.origins?.[`${location}.target`];
+  const at = { key: `${location}.target`, file: origin?.file, line: origin?.line, column: origin?.column };
+  if (target !== "~" && !target.startsWith("~/")) {
+    throw new ManifestError(
+      "INVALID_VALUE",
+      `${location}.target "${target}": only ~ and ~/ (your home) are expanded, not ~user; write the absolute path`,
+      at,
+    );
+  }
+  const home = options.home;
+  if (home === undefined || home === "" || !isAbsolute(home)) {
+    throw new ManifestError(
+      "INVALID_VALUE",
+      `${location}.target "${target}" starts with ~ but no home directory is known (HOME is unset or relative); write the absolute path`,
+      at,
+    );
+  }
+  return target === "~" ? home : join(home, target.slice(2));
 }
 
 function isEmptyObject(value: unknown): boolean {

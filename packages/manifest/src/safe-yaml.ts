@@ -2,7 +2,6 @@ import type { Document, Node as YamlNode } from "yaml";
 import { MAX_MANIFEST_DEPTH } from "./defaults.ts";
 import { formatKey, pathKey } from "./issue.ts";
 import { yaml } from "./lazy-dependencies.ts";
-import { parseSimpleYaml } from "./simple-yaml.ts";
 import type { Issue, PathSegments } from "./issue.ts";
 
 /** Offsets of a key and its value inside the parsed text. */
@@ -45,12 +44,6 @@ const SKIP = Symbol("skip");
  * directives, merge keys, duplicate or prototype keys. Never throws, never logs.
  */
 export function parseSafeYaml(text: string): SafeYamlResult {
-  // Most files are plain `key: value` lines: read those without loading the yaml package.
-  return parseSimpleYaml(text) ?? parseYamlWithPackage(text);
-}
-
-/** parseSafeYaml through the yaml package, for any text (the simple reader's oracle in tests). */
-export function parseYamlWithPackage(text: string): SafeYamlResult {
   const positions: PositionMap = new Map();
   const issues: Issue[] = [];
   let documents: Document.Parsed[];

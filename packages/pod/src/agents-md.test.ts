@@ -90,6 +90,17 @@ describe("readAgentsMd", () => {
     expect(JSON.stringify(result)).not.toContain("PRIVATE KEY");
   });
 
+  test("a_scope_without_the_pods_directory_says_to_allow_it_not_to_move_the_file", async () => {
+    await writeFile(agentsFile(), "Rules.\n");
+    const narrow = Scope.fromConfig({ allow: [{ target: dir.outside, permission: "write" }] }, dir.pwd);
+    const result = await readAgentsMd(dir.pwd, narrow);
+    expect(result.text).toBeUndefined();
+    const message = result.warnings[0]?.message ?? "";
+    expect(result.warnings[0]?.code).toBe("AGENTS_MD_OUTSIDE_SCOPE");
+    expect(message).toContain(`Allow reading ${dir.pwd}`);
+    expect(message).not.toContain("Move the file");
+  });
+
   test("symlink_to_a_file_inside_scope_is_followed", async () => {
     await mkdir(join(dir.pwd, "docs"));
     await writeFile(join(dir.pwd, "docs", "agents.md"), "Inside.\n");

@@ -79,11 +79,15 @@ export async function readAgentsMd(
 
   // Checked on the real path: a symlinked AGENTS.md must not pull in ~/.ssh/id_rsa.
   if (!scope.isReadable(real)) {
+    const inPlace = real === join(await realpath(pwd).catch(() => pwd), AGENTS_MD_FILE);
     return absent(
       [
         {
           code: "AGENTS_MD_OUTSIDE_SCOPE",
-          message: `${path} resolves to ${real}, which is outside the pod's readable scope; it was left out of the system prompt. Move the file into the pod's directory or allow reading its target.`,
+          // The file may be right there, in a directory the scope leaves out: then moving it is no answer.
+          message: inPlace
+            ? `${path} is outside the pod's readable scope (the scope leaves out the pod's own directory); it was left out of the system prompt. Allow reading ${pwd} (a scope.allow rule) to include it.`
+            : `${path} resolves to ${real}, which is outside the pod's readable scope; it was left out of the system prompt. Move the file into the pod's directory or allow reading its target.`,
           file: real,
         },
       ],

@@ -13,6 +13,7 @@ import {
 import type { ListedSkill, PromptSections, TemplateLoader, TemplateSource } from "@insomnia/template";
 import { readAgentsMd } from "./agents-md.ts";
 import { PodError } from "./pod-error.ts";
+import { makePodTools, type PodToolFactory } from "./pod-tools.ts";
 import { silentNotifier } from "./pod-warning.ts";
 import { workingBoundaries } from "./working-boundaries.ts";
 import type { Notifier, PodWarning } from "./pod-warning.ts";
@@ -232,17 +233,23 @@ function skillWarning(warning: SkillCatalog["warnings"][number]): PodWarning {
 }
 
 /** Options of {@link materializeSystemPrompt}. */
-export interface MaterializeSystemPromptOptions extends PrepareOptions, MaterializeInput {
+export interface MaterializeSystemPromptOptions extends PrepareOptions, Omit<MaterializeInput, "tools"> {
   manifest: PodManifest;
+  /** Tool names to render with, besides the names of the tools `toolFactories` make (as a pod would register them). */
+  tools?: readonly string[];
+  /** The pod's tool factories (`PodDeps.tools`), made with the pod's scope for their names. */
+  toolFactories?: readonly PodToolFactory[];
 }
 
 /** What a pod in `manifest.pod.pwd` would send, without a running pod (the CLI's `pod prompt`). */
 export async function materializeSystemPrompt(options: MaterializeSystemPromptOptions): Promise<MaterializedPrompt> {
-  const { manifest, tools, now, loader, env, notifier } = options;
+  const { manifest, now, loader, env, notifier } = options;
   const prepared = await prepareSystemPrompt(manifest, {
     ...(loader === undefined ? {} : { loader }),
     ...(env === undefined ? {} : { env }),
   });
+  const made = await makePodTools(options.toolFactories ?? [], { scope: prepared.scope, pwd: prepared.cwd });
+  const tools = [...(options.tools ?? []), ...made.map((tool) => tool.name)];
   return materialize(prepared, { tools, now, ...(notifier === undefined ? {} : { notifier }) });
 }
 
@@ -264,7 +271,8 @@ function checkWorkspaceSources(sources: readonly TemplateSource[], scope: Scope)
   }
 }
 
-function buildScope(manifest: PodManifest): Scope {
+/** The pod's scope from the manifest's rules; a rule that cannot be resolved is INVALID_SCOPE. */
+export function buildScope(manifest: PodManifest): Scope {
   try {
     return Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
   } catch (error) {

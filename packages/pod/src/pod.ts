@@ -18,9 +18,10 @@ import { messageHash, shortHash } from "./call-record.ts";
 import type { CallMessageRecord, CallRecord } from "./call-record.ts";
 import { systemClock } from "./clock.ts";
 import type { Clock } from "./clock.ts";
-import { materialize, prepareSystemPrompt, readSkillCatalog, skillSourceRef } from "./materialize.ts";
+import { buildScope, materialize, prepareSystemPrompt, readSkillCatalog, skillSourceRef } from "./materialize.ts";
 import type { PreparedSystemPrompt } from "./materialize.ts";
 import { PodError } from "./pod-error.ts";
+import { makePodTools, type PodToolContext, type PodToolFactory } from "./pod-tools.ts";
 import { silentNotifier } from "./pod-warning.ts";
 import type { Notifier, PodWarning } from "./pod-warning.ts";
 import { checkSources } from "./source-drift.ts";
@@ -62,6 +63,10 @@ export interface PodDeps {
    * `HOME`); default `process.env`. Pass `{}` for a hermetic pod: no `$user` root, no user skills.
    */
   env?: NodeJS.ProcessEnv | undefined;
+  /** Makes the pod's tools from its scope (built once, here); registered on the worker before the prompt is rendered. */
+  tools?: readonly PodToolFactory[] | undefined;
+  /** Handed to the tool factories (`PodToolContext.signal`). */
+  signal?: AbortSignal | undefined;
 }
 
 /** What {@link Pod.restore} needs besides the store, segment and worker. */
@@ -85,6 +90,22 @@ export interface RestoreDeps {
    * frozen for a pod's life and sent again byte for byte on restore).
    */
   onSegmentStart?: ((start: SegmentStartRecord) => void) | undefined;
+  /** Makes the pod's tools, from the scope of `manifest` (required with `tools`); registered before the recorded tool list is compared. */
+  tools?: readonly PodToolFactory[] | undefined;
+  /** The manifest the tools' scope is built from. */
+  manifest?: PodManifest | undefined;
+  /** Handed to the tool factories (`PodToolContext.signal`). */
+  signal?: AbortSignal | undefined;
+}
+
+/** Registers the tools the factories make on the worker. */
+async function registerPodTools(
+  worker: PodWorker,
+  factories: readonly PodToolFactory[] | undefined,
+  context: () => PodToolContext,
+): Promise<void> {
+  if (factories === undefined || factories.length === 0) return;
+  for (const tool of await makePodTools(factories, context())) worker.tools.register(tool);
 }
 
 /**
@@ -179,8 +200,8 @@ export class Pod {
   }
 
   /**
-   * Builds the scope and parses the instruction (all includes, all checks). Renders
-   * nothing, sets nothing on the worker, writes nothing to the store.
+   * Builds the scope, parses the instruction (all includes, all checks) and registers the
+   * tools `deps.tools` make on the worker. Renders nothing, writes nothing to the store.
    */
   static async fromManifest(manifest: PodManifest, deps: PodDeps): Promise<Pod> {
     checkWorkerFree(deps.worker, "cannot create a pod");
@@ -188,6 +209,11 @@ export class Pod {
       ...(deps.loader === undefined ? {} : { loader: deps.loader }),
       ...(deps.env === undefined ? {} : { env: deps.env }),
     });
+    await registerPodTools(deps.worker, deps.tools, () => ({
+      scope: prepared.scope,
+      pwd: prepared.cwd,
+      ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+    }));
     const pod = new Pod(deps.worker, deps.store, deps.clock ?? systemClock, deps.notifier ?? silentNotifier);
     pod.#prepared = prepared;
     pod.#provider = manifest.provider;
@@ -209,6 +235,19 @@ export class Pod {
     // Checked before the segment is opened, so a refused restore leaves the store untouched.
     checkWorkerFree(worker, `cannot restore segment ${segmentId}`);
     if (worker.busy) throw busyError(segmentId);
+    await registerPodTools(worker, deps.tools, () => {
+      if (deps.manifest === undefined) {
+        throw new PodError(
+          "INVALID_ARGUMENT",
+          "Pod.restore was given tools without the manifest their scope is built from",
+        );
+      }
+      return {
+        scope: buildScope(deps.manifest),
+        pwd: deps.manifest.pod.pwd,
+        ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+      };
+    });
     const { records, writer, warnings } = await store.openSegment(segmentId);
     for (const warning of warnings) notifier.warn(warning);
     try {

@@ -3,6 +3,7 @@ import { firstInvalidUtf8Offset } from "@insomnia/errors";
 import { describe, expect, it } from "vitest";
 import { decodePromptText, normalizeText, promptFileSha256 } from "./decode-prompt-text.ts";
 import { sha256Hex } from "./sha256.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 describe("decodePromptText", () => {
   it("strips_one_bom_and_normalizes_line_endings", () => {
@@ -33,7 +34,7 @@ describe("decodePromptText", () => {
         }
         expect(firstInvalidUtf8Offset(bytes) === undefined).toBe(valid);
       }),
-      { numRuns: 10_000 },
+      { numRuns: propertyRuns(500, 10_000) },
     );
   });
 

@@ -3,13 +3,17 @@ import { chmodSync, readFileSync, realpathSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { writeEscapeTree } from "./__fixtures__/escape-tree.ts";
 import { tempDirs } from "./__fixtures__/temp-dir.ts";
 import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 import { MAX_REF_LENGTH, MAX_REF_SEGMENTS, parseRef, type PromptPrefix, type PromptRef } from "./prompt-ref.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+
+// Each test here runs hundreds to thousands of generated cases in one go: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 // 100,000 generated prompt references (traversal, encodings, unicode, drive letters, NUL,
 // forged PromptRef objects, over-long refs), each parsed with parseRef AND loaded against a
@@ -18,7 +22,7 @@ import { guarded } from "../../../test/support/output-guard.ts";
 // inside its root's real path; nothing may print, warn or reject unhandled.
 
 const SEED = 0x1a5e_0001;
-const RUNS = 100_000;
+const RUNS = propertyRuns(2_000, 100_000);
 const SECRET = "SECRET-c0ffee never in a prompt";
 const MAX_BYTES = 4096;
 

@@ -7,6 +7,7 @@ import { tempDirs } from "./__fixtures__/temp-dir.ts";
 import { PromptLoader } from "./prompt-loader.ts";
 import { PromptLoaderError } from "./prompt-loader-error.ts";
 import { parseRef } from "./prompt-ref.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 const SECRET = "SECRET-7f3a do not leak";
 const temp = tempDirs();
@@ -114,7 +115,7 @@ describe("PromptLoader.load under traversal tricks", () => {
         seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
       }),
       {
-        numRuns: 10_000,
+        numRuns: propertyRuns(300, 10_000),
         examples: [
           ["$user/link-out", undefined],
           ["$user/abs-dir-out/secret", undefined],

@@ -132,6 +132,15 @@ describe("PromptLoader.load", () => {
     expect(error.message.startsWith(`$workspace/foo: no file at ${join(workspace, "foo.md")}`)).toBe(true);
   });
 
+  it("a_missing_file_with_a_close_name_beside_it_gets_a_did_you_mean", async () => {
+    const { workspace, loader } = await setup();
+    await write(join(workspace, "team", "review.md"), "r");
+    const error = await failure(loader.load("$workspace/team/reveiw"), "NOT_FOUND");
+    expect(error.message).toContain('reveiw.md (did you mean "$workspace/team/review"?)');
+    const far = await failure(loader.load("$workspace/team/unrelated"), "NOT_FOUND");
+    expect(far.message).not.toContain("did you mean");
+  });
+
   it("missing_root_is_not_found_without_fallthrough", async () => {
     const { base, builtin } = await setup();
     await write(join(builtin, "x.md"), "builtin x");
@@ -313,5 +322,32 @@ describe("PromptLoader.forPod", () => {
     expect((await loader.load("$user/my-style")).file).toBe(
       await realpath(join(base, "xdg", "insomnia", "prompts", "my-style.md")),
     );
+  });
+});
+
+describe("the $app root", () => {
+  it("an_application_names_its_own_prompt_folder_and_it_follows_every_root_rule", async () => {
+    const base = await temp.make();
+    const app = join(base, "app-prompts");
+    await write(join(app, "support", "agent.md"), "Support agent for {{cwd}}.\n");
+    await write(join(base, "outside.md"), "SECRET");
+    await symlink(join(base, "outside.md"), join(app, "escape.md"));
+    const loader = PromptLoader.forPod({ cwd: base, env: { HOME: base }, appDir: app });
+    const loaded = await loader.load("$app/support/agent");
+    expect([loaded.text, loaded.file, loaded.ref.canonical]).toEqual([
+      "Support agent for {{cwd}}.\n",
+      join(await realpath(app), "support", "agent.md"),
+      "$app/support/agent",
+    ]);
+    // Same containment as the other roots: no symlink out, no "..", no absolute path.
+    await failure(loader.load("$app/escape"), "PATH_ESCAPE");
+    await failure(loader.load("$app/../outside"), "INVALID_REF");
+    // An unqualified include inside an $app file stays in $app.
+    expect(parseRef("header", parseRef("$app/support/agent")).canonical).toBe("$app/support/header");
+  });
+
+  it("without_an_app_dir_the_prefix_is_not_configured_and_names_the_option", async () => {
+    const error = await failure(PromptLoader.forPod({ cwd: "/" }).load("$app/x"), "PREFIX_NOT_CONFIGURED");
+    expect(error.message).toMatch(/no directory is configured for \$app; pass appDir/);
   });
 });

@@ -9,12 +9,17 @@ import { readPromptFile } from "./read-prompt-file.ts";
 /** Default cap on a prompt file's size: 1 MiB. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 
-/** Roots of the three prefixes and the size cap; a prefix without a root cannot be loaded. */
+/** Roots of the prefixes and the size cap; a prefix without a root cannot be loaded. */
 export interface PromptLoaderOptions {
   /** Root for $user. */
   userDir?: string | undefined;
   /** Root for $workspace. */
   workspaceDir?: string | undefined;
+  /**
+   * Root for $app: an application's own prompt folder (a service's templates). Read under the
+   * same rules as every root: no `..`, no absolute paths, symlinks may not leave it.
+   */
+  appDir?: string | undefined;
   /** Root for $insomnia; default BUILTIN_PROMPTS_DIR. */
   builtinDir?: string | undefined;
   /** Largest file accepted, in bytes; default 1 MiB. */
@@ -26,6 +31,8 @@ export interface PodPromptOptions {
   cwd: string;
   /** Defaults to process.env. */
   env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** The application's own prompt folder, the root of `$app` (none when absent). */
+  appDir?: string | undefined;
 }
 
 /** A loaded prompt file. */
@@ -38,6 +45,14 @@ export interface LoadedPrompt {
   /** Hex SHA-256 of `text`'s UTF-8 bytes (computed on first read of the property, then kept). */
   readonly sha256: string;
 }
+
+/** The constructor option that gives each prefix its root. */
+const OPTION_OF: Readonly<Record<PromptPrefix, string>> = {
+  $insomnia: "builtinDir",
+  $user: "userDir",
+  $workspace: "workspaceDir",
+  $app: "appDir",
+};
 
 /** Turns prompt references into file text, never reading outside a prefix's root. */
 export class PromptLoader {
@@ -55,14 +70,16 @@ export class PromptLoader {
       $insomnia: abs(options.builtinDir ?? BUILTIN_PROMPTS_DIR),
       $user: abs(options.userDir),
       $workspace: abs(options.workspaceDir),
+      $app: abs(options.appDir),
     };
   }
 
-  /** The standard roots: $XDG_CONFIG_HOME/insomnia/prompts (or ~/.config/...), <cwd>/.insomnia/prompts. */
+  /** The standard roots: $XDG_CONFIG_HOME/insomnia/prompts (or ~/.config/...), <cwd>/.insomnia/prompts, and `appDir` when given. */
   static forPod(options: PodPromptOptions): PromptLoader {
     return new PromptLoader({
       userDir: userPromptsDir(options.env ?? process.env),
       workspaceDir: workspacePromptsDir(options.cwd),
+      appDir: options.appDir,
     });
   }
 
@@ -87,7 +104,7 @@ export class PromptLoader {
       throw new PromptLoaderError(
         "PREFIX_NOT_CONFIGURED",
         `no directory is configured for ${parsed.prefix}; pass ` +
-          `${parsed.prefix === "$user" ? "userDir" : parsed.prefix === "$workspace" ? "workspaceDir" : "builtinDir"} ` +
+          `${OPTION_OF[parsed.prefix]} ` +
           "to new PromptLoader(...) or use PromptLoader.forPod(...)",
         { ref: parsed.canonical },
       );

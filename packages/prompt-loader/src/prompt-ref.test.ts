@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PromptLoaderError } from "./prompt-loader-error.ts";
 import { MAX_REF_LENGTH, MAX_REF_SEGMENTS, parseRef, type PromptRef } from "./prompt-ref.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
@@ -113,7 +114,7 @@ describe("parseRef", () => {
         expect(ref).toEqual({ prefix: p, path: segs.join("/"), canonical: raw });
         expect(parseRef(ref.canonical)).toEqual(ref);
       }),
-      { numRuns: 5_000 },
+      { numRuns: propertyRuns(500, 5_000) },
     );
   });
 
@@ -176,7 +177,7 @@ describe("parseRef", () => {
         for (const seg of ref.path.split("/")) expect(seg).toMatch(SEGMENT);
         expect(ref.canonical).toBe(`${ref.prefix}/${ref.path}`);
       }),
-      { numRuns: 20_000 },
+      { numRuns: propertyRuns(1_000, 20_000) },
     );
   });
 
@@ -190,7 +191,7 @@ describe("parseRef", () => {
           expect(PromptLoaderError.is(error)).toBe(true);
         }
       }),
-      { numRuns: 10_000 },
+      { numRuns: propertyRuns(500, 10_000) },
     );
   });
 });

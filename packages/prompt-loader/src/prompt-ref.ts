@@ -1,10 +1,14 @@
 import { PromptLoaderError } from "./prompt-loader-error.ts";
 
-/** The three reference prefixes, each naming one root directory. */
-export type PromptPrefix = "$insomnia" | "$user" | "$workspace";
+/**
+ * The reference prefixes, each naming one root directory: the builtin prompts, the user's,
+ * the workspace's, and `$app`, an application's own folder that only a library caller names
+ * (`new PromptLoader({ appDir })`); the `pod` command never configures it.
+ */
+export type PromptPrefix = "$insomnia" | "$user" | "$workspace" | "$app";
 
 /** All prefixes, in documentation order. */
-export const PROMPT_PREFIXES: readonly PromptPrefix[] = ["$insomnia", "$user", "$workspace"];
+export const PROMPT_PREFIXES: readonly PromptPrefix[] = ["$insomnia", "$user", "$workspace", "$app"];
 
 /** A parsed, validated prompt reference. */
 export interface PromptRef {

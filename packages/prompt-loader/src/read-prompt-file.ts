@@ -1,5 +1,6 @@
-import { errorText, isStrictlyInside, openedPath, readCapped } from "@insomnia/errors";
-import { closeSync, constants, fstatSync, openSync, realpathSync, statSync, type Stats } from "node:fs";
+import { didYouMean, errorText, isStrictlyInside, openedPath, readCapped } from "@insomnia/errors";
+import { closeSync, constants, fstatSync, openSync, readdirSync, realpathSync, statSync, type Stats } from "node:fs";
+import { basename, dirname } from "node:path";
 import { decodePromptText } from "./decode-prompt-text.ts";
 import { PromptLoaderError, type PromptLoaderErrorCode } from "./prompt-loader-error.ts";
 
@@ -20,6 +21,21 @@ export interface ReadResult {
 // O_NONBLOCK: opening a FIFO swapped in after the stat check must not wait for a writer.
 // O_NOFOLLOW: the last component must not have become a symlink since realpath.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+
+/** ` (did you mean "$workspace/review"?)` when a prompt beside the missing one has a close name (a typo). */
+function siblingHint(ref: string, file: string): string {
+  let names: string[];
+  try {
+    names = readdirSync(dirname(file)).filter((name) => name.endsWith(".md") && name !== ".md");
+  } catch {
+    return "";
+  }
+  const hit = didYouMean(
+    basename(file, ".md"),
+    names.map((name) => name.slice(0, -3)),
+  );
+  return hit === undefined ? "" : ` (did you mean "${ref.slice(0, ref.lastIndexOf("/") + 1)}${hit}"?)`;
+}
 
 /**
  * Reads `file` only if it is a regular file whose real path stays inside the real path of `root`.
@@ -56,7 +72,7 @@ export function readPromptFile(req: ReadRequest): ReadResult {
     if (code === "ENOENT" || code === "ENOTDIR") {
       throw fail(
         "NOT_FOUND",
-        `no file at ${file} (references never fall back to another prefix; create the file or fix the reference)`,
+        `no file at ${file}${siblingHint(ref, file)} (references never fall back to another prefix; create the file or fix the reference)`,
         cause,
       );
     }

@@ -11,12 +11,16 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { canonicalPath } from "./canonical-path.ts";
 import { Scope } from "./scope.ts";
 import type { Permission, ScopeConfig } from "./scope-config.ts";
 import { ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+
+// Each test here runs hundreds to thousands of generated cases in one go: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 // Hostile path queries (`..` chains, NUL, very long paths, 200-deep `a/../` chains, unicode
 // lookalikes, symlinks out, symlink loops) against a real tree, and hostile scope configs.
@@ -24,8 +28,8 @@ import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
 // component at a time), so "readable" is checked against where the kernel would really read.
 
 const SEED = 0x5c0e_0001;
-const QUERY_RUNS = 12_000;
-const CONFIG_RUNS = 2_000;
+const QUERY_RUNS = propertyRuns(1_000, 12_000);
+const CONFIG_RUNS = propertyRuns(200, 2_000);
 
 const CODES: ReadonlySet<ScopeErrorCode> = new Set([
   "INVALID_BASE",

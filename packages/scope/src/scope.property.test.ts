@@ -7,6 +7,7 @@ import { canonicalPath } from "./canonical-path.ts";
 import { Scope } from "./scope.ts";
 import type { ScopeRule } from "./scope-config.ts";
 import { ScopeError } from "./scope-error.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // Random trees of real directories, files and symlinks (to parents, outside, themselves,
 // missing places) under <tmp>/<run>/{w,out}; the scope's base is w. Everything is checked
@@ -260,7 +261,7 @@ describe("scope properties", () => {
           expect(permission).toBe(oraclePermission(c, oracleAllow, oracleDeny));
         }
       }),
-      { numRuns: 200 },
+      { numRuns: propertyRuns(60, 200) },
     );
   });
 
@@ -285,7 +286,7 @@ describe("scope properties", () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: propertyRuns(60, 200) },
     );
   });
 
@@ -314,7 +315,7 @@ describe("scope properties", () => {
           }
         },
       ),
-      { numRuns: 100 },
+      { numRuns: propertyRuns(30, 100) },
     );
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { ChildWriter, childRecord } from "./__fixtures__/child-writer.ts";
 import { sharedConnectionString } from "./__fixtures__/stores.ts";
 import { PostgresSegmentStore } from "./postgres-segment-store.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 let pool: pg.Pool;
 beforeAll(() => {
@@ -25,7 +26,7 @@ function random(seed: number): () => number {
   };
 }
 
-const TRIALS = 200;
+const TRIALS = propertyRuns(24, 200);
 const PARALLEL = 8;
 
 interface Trial {

@@ -1,3 +1,4 @@
+import { lockHolder } from "./lock-holder.ts";
 import { randomUUID } from "node:crypto";
 import { SegmentStoreError, type SegmentWarning } from "@insomnia/segment-store";
 import type { PoolClient } from "pg";
@@ -147,6 +148,7 @@ function lockedError(ctx: StoreContext, row: PodHolderRow): SegmentStoreError {
     `pod ${ctx.podId} is being written by process ${row.writer_pid ?? "?"} on ${row.writer_host ?? "?"}; ` +
       `only one writer may write a pod at a time. Close that pod first; if it crashed, its lease runs out at ${row.expires ?? "?"} ` +
       `(in ${row.remaining_ms ?? "?"} ms; leases last ${ctx.leaseMs} ms) and the pod can be written then`,
+    { lock: lockHolder(row) },
   );
 }
 

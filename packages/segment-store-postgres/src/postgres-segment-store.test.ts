@@ -118,6 +118,11 @@ describe("PostgresSegmentStore", () => {
     const locked = await storeRejection(b.openSegment(writer.segmentId));
     expect(locked.code).toBe("SEGMENT_LOCKED");
     expect(locked.message).toMatch(new RegExp(`process ${process.pid} on .*lease runs out at`));
+    // What a service maps to its answer (409 with Retry-After) is in fields, not only in the text.
+    expect(locked.lock?.pid).toBe(process.pid);
+    expect(Date.parse(locked.lock?.expiresAt ?? "")).toBeGreaterThan(Date.now() - 60_000);
+    expect(locked.lock?.retryAfterMs).toBeGreaterThanOrEqual(0);
+    expect(locked.lock?.retryAfterMs).toBeLessThanOrEqual(30_000);
 
     await expireLease(a.podId, writer.segmentId);
     const taken = await b.openSegment(writer.segmentId);

@@ -17,8 +17,9 @@ import {
 } from "@insomnia/segment-store";
 import pg, { type Pool, type PoolClient } from "pg";
 import { migrate, quoteSchema } from "./migrations.ts";
+import { lockHolder } from "./lock-holder.ts";
 import { PerPoolAndSchema } from "./per-pool-and-schema.ts";
-import { causeText, isConnectionError, sleep, unavailable } from "./pg-errors.ts";
+import { causeText, isConnectionError, sleep, sqlState, unavailable } from "./pg-errors.ts";
 import { leaseLostError, podLockKey, PodWriterLease } from "./pod-writer-lease.ts";
 import { PostgresSegmentWriter } from "./postgres-segment-writer.ts";
 
@@ -38,6 +39,11 @@ interface CommonOptions {
   readonly leaseMs?: number;
   /** How long an append that lost its connection keeps trying to learn its outcome (default {@link DEFAULT_RESOLVE_TIMEOUT_MS}). */
   readonly resolveTimeoutMs?: number;
+  /**
+   * `false`: a reader's open (`pod log`) that must not change the database: when the schema
+   * has no tables yet, open fails with `SEGMENT_NOT_FOUND` and creates nothing. Default `true`.
+   */
+  readonly createSchema?: boolean;
 }
 
 /** Options of {@link PostgresSegmentStore.open}: a connection string (the store owns its pool) or your own `pg` pool. */
@@ -156,10 +162,18 @@ export class PostgresSegmentStore implements SegmentStore {
     // pool; without a listener Node would crash the process. The pool drops that connection.
     guardPool(pool);
     try {
+      if (options.createSchema === false && !(await hasTables(pool, schema))) {
+        throw new SegmentStoreError(
+          "SEGMENT_NOT_FOUND",
+          `schema ${schema} of this database holds no segments yet (the first writer creates its tables); nothing was created`,
+        );
+      }
       await migrateOnce(pool, schema);
     } catch (error) {
       if (ownsPool) await pool.end().catch(() => undefined);
       if (SegmentStoreError.is(error)) throw error;
+      const refused = refusedConnection(error);
+      if (refused !== undefined) throw refused;
       if (isConnectionError(error)) throw unavailable(`opening the segment store of pod ${podId}`, error);
       throw new SegmentStoreError(
         "SEGMENT_IO",
@@ -436,6 +450,7 @@ export class PostgresSegmentStore implements SegmentStore {
       `segment ${segmentId} of pod ${podId} is being written by process ${row.writer_pid ?? "?"} on ${row.writer_host ?? "?"}; ` +
         `only one writer may append to a segment. Close that pod first; if it crashed, its lease runs out at ${row.expires ?? "?"} ` +
         `(in ${row.remaining_ms ?? "?"} ms; leases last ${leaseMs} ms) and the segment can be opened then`,
+      { lock: lockHolder(row) },
     );
   }
 
@@ -531,6 +546,34 @@ export class PostgresSegmentStore implements SegmentStore {
       cause: error,
     });
   }
+}
+
+/** Whether `schema` has the store's tables (its migrations table), without creating anything. */
+async function hasTables(pool: Pool, schema: string): Promise<boolean> {
+  const { rows } = await pool.query<{ found: string | null }>("SELECT to_regclass($1) AS found", [
+    `${quoteSchema(schema)}.schema_migrations`,
+  ]);
+  return rows[0]?.found !== null && rows[0]?.found !== undefined;
+}
+
+/** The server refused the connection itself (no such database, wrong password): say which, not "permissions". */
+function refusedConnection(error: unknown): SegmentStoreError | undefined {
+  const state = sqlState(error);
+  if (state === "3D000") {
+    return new SegmentStoreError(
+      "SEGMENT_UNAVAILABLE",
+      `${causeText(error)}: create it (e.g. createdb <name>) or fix the database name in the URL`,
+      { cause: error, durable: false },
+    );
+  }
+  if (state === "28P01" || state === "28000") {
+    return new SegmentStoreError(
+      "SEGMENT_UNAVAILABLE",
+      `${causeText(error)}: check the user and password in the URL (or PGPASSWORD, ~/.pgpass)`,
+      { cause: error, durable: false },
+    );
+  }
+  return undefined;
 }
 
 /** Opens the store of `podId` at `url` (`postgres://…`), with the store's own pool; for `pod run --store postgres://…`. */

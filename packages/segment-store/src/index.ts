@@ -19,6 +19,6 @@ export type {
 export { serializeSegmentRecord } from "./segment-codec.ts";
 export { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
 export { SegmentStoreError } from "./segment-store-error.ts";
-export type { SegmentStoreErrorCode, SegmentStoreErrorOptions } from "./segment-store-error.ts";
+export type { SegmentLockHolder, SegmentStoreErrorCode, SegmentStoreErrorOptions } from "./segment-store-error.ts";
 export { FileSegmentStore } from "./segment-file-store.ts";
 export { MemorySegmentStore } from "./segment-memory-store.ts";

@@ -171,7 +171,13 @@ function lockedError(file: string, holder: LockHolder | undefined, claimant = fa
     "SEGMENT_LOCKED",
     `the pod in ${dirname(file)} ${what}; only one process may write a pod at a time. ` +
       `Close the other pod first; if no such process is running, delete ${file}.`,
-    { file },
+    {
+      file,
+      lock: {
+        ...(holder?.pid === undefined ? {} : { pid: holder.pid }),
+        ...(holder?.host === undefined ? {} : { host: holder.host }),
+      },
+    },
   );
 }
 

@@ -5,6 +5,9 @@ import { SegmentStoreError } from "./segment-store-error.ts";
 import { isSegmentRecord } from "./segment-record.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord } from "./segment-codec.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
+
+const CODEC_RUNS = propertyRuns(300, 3_000);
 
 const FILE = "/logs/seg-0000000001.jsonl";
 
@@ -314,11 +317,12 @@ describe("line decoder", () => {
         if ("records" in expected && expected.tail === undefined) accepted += 1;
         expect(actualScan(Buffer.concat([startLine, line, Buffer.from("\n")]))).toEqual(expected);
       }),
-      { numRuns: 3_000 },
+      { numRuns: CODEC_RUNS },
     );
     // The generators reach the checksummed and the healthy paths too, not only the rejections.
-    expect(framed).toBeGreaterThan(300);
-    expect(accepted).toBeGreaterThan(100);
+    // Unseeded, so a margin below the expected share (about 12% framed, 4% accepted).
+    expect(framed).toBeGreaterThan(propertyRuns(10, 300));
+    expect(accepted).toBeGreaterThan(propertyRuns(3, 100));
   });
 
   it("reads_seq_of_up_to_15_digits_exactly", () => {

@@ -11,6 +11,7 @@ import { FileSegmentStore } from "./segment-file-store.ts";
 import { formatSegmentId } from "./segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
 import type { ReadSegmentResult, SegmentWriter } from "./segment-store.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -149,6 +150,7 @@ describe("FileSegmentStore files", () => {
     expect(error.file).toBe(lock);
     expect(error.message).toContain(`process ${process.pid}`);
     expect(error.message).toContain(`delete ${lock}`);
+    expect(error.lock).toEqual({ pid: process.pid, host: hostname() });
     await writer.close();
     await expect(stat(lock)).rejects.toMatchObject({ code: "ENOENT" });
   });
@@ -526,59 +528,63 @@ describe("FileSegmentStore restore of a large segment", () => {
 });
 
 describe("FileSegmentStore crash recovery", () => {
-  it("crash_at_every_byte_offset_recovers_exactly_the_whole_records", async () => {
-    const source = new FileSegmentStore(join(dir, "source"));
-    const { data, lineEnds } = await writeLog(source);
-    const store = new FileSegmentStore(join(dir, "crashed"));
-    await mkdir(store.dir);
-    /** Cuts a copy of the log to `length` bytes and recovers it; true when records came back. */
-    const crashAt = async (length: number): Promise<boolean> => {
-      const id = formatSegmentId(length + 1);
-      const file = store.segmentFile(id);
-      const cut = data.subarray(0, length);
-      await writeFile(file, cut);
-      const whole = wholeRecords(lineEnds, length);
-      if (whole === 0) {
-        expect((await storeRejection(store.readSegment(id))).code).toBe("SEGMENT_CORRUPT");
-        expect((await storeRejection(store.openSegment(id))).code).toBe("SEGMENT_CORRUPT");
-        expect(Buffer.compare(await readFile(file), cut)).toBe(0);
-        return false;
+  it(
+    "crash_at_every_byte_offset_recovers_exactly_the_whole_records",
+    async () => {
+      const source = new FileSegmentStore(join(dir, "source"));
+      const { data, lineEnds } = await writeLog(source);
+      const store = new FileSegmentStore(join(dir, "crashed"));
+      await mkdir(store.dir);
+      /** Cuts a copy of the log to `length` bytes and recovers it; true when records came back. */
+      const crashAt = async (length: number): Promise<boolean> => {
+        const id = formatSegmentId(length + 1);
+        const file = store.segmentFile(id);
+        const cut = data.subarray(0, length);
+        await writeFile(file, cut);
+        const whole = wholeRecords(lineEnds, length);
+        if (whole === 0) {
+          expect((await storeRejection(store.readSegment(id))).code).toBe("SEGMENT_CORRUPT");
+          expect((await storeRejection(store.openSegment(id))).code).toBe("SEGMENT_CORRUPT");
+          expect(Buffer.compare(await readFile(file), cut)).toBe(0);
+          return false;
+        }
+        const validLength = lineEnds[whole - 1] ?? 0;
+        const torn = length > validLength;
+        const read = await store.readSegment(id);
+        expect(read.records).toEqual(RECORDS.slice(0, whole));
+        expect(read.warnings.map((warning) => warning.code)).toEqual(torn ? ["SEGMENT_TAIL_RECOVERED"] : []);
+        const opened = await store.openSegment(id);
+        expect(opened.records).toEqual(RECORDS.slice(0, whole));
+        expect(opened.warnings).toEqual(
+          torn
+            ? [
+                {
+                  code: "SEGMENT_TAIL_RECOVERED",
+                  message: expect.stringContaining(`dropped ${length - validLength} bytes`),
+                  file,
+                },
+              ]
+            : [],
+        );
+        expect(Buffer.compare(await readFile(file), data.subarray(0, validLength))).toBe(0);
+        await opened.writer.append(message(100));
+        await opened.writer.close();
+        const after = await store.readSegment(id);
+        expect(after.records).toEqual([...RECORDS.slice(0, whole), message(100)]);
+        expect(after.warnings).toEqual([]);
+        return true;
+      };
+      // Offsets are independent files, so they are checked a batch at a time.
+      const outcomes: boolean[] = [];
+      for (let batch = 0; batch <= data.length; batch += 32) {
+        const lengths = Array.from({ length: Math.min(32, data.length + 1 - batch) }, (_, i) => batch + i);
+        outcomes.push(...(await Promise.all(lengths.map(crashAt))));
       }
-      const validLength = lineEnds[whole - 1] ?? 0;
-      const torn = length > validLength;
-      const read = await store.readSegment(id);
-      expect(read.records).toEqual(RECORDS.slice(0, whole));
-      expect(read.warnings.map((warning) => warning.code)).toEqual(torn ? ["SEGMENT_TAIL_RECOVERED"] : []);
-      const opened = await store.openSegment(id);
-      expect(opened.records).toEqual(RECORDS.slice(0, whole));
-      expect(opened.warnings).toEqual(
-        torn
-          ? [
-              {
-                code: "SEGMENT_TAIL_RECOVERED",
-                message: expect.stringContaining(`dropped ${length - validLength} bytes`),
-                file,
-              },
-            ]
-          : [],
-      );
-      expect(Buffer.compare(await readFile(file), data.subarray(0, validLength))).toBe(0);
-      await opened.writer.append(message(100));
-      await opened.writer.close();
-      const after = await store.readSegment(id);
-      expect(after.records).toEqual([...RECORDS.slice(0, whole), message(100)]);
-      expect(after.warnings).toEqual([]);
-      return true;
-    };
-    // Offsets are independent files, so they are checked a batch at a time.
-    const outcomes: boolean[] = [];
-    for (let batch = 0; batch <= data.length; batch += 32) {
-      const lengths = Array.from({ length: Math.min(32, data.length + 1 - batch) }, (_, i) => batch + i);
-      outcomes.push(...(await Promise.all(lengths.map(crashAt))));
-    }
-    expect(outcomes).toHaveLength(data.length + 1);
-    expect(outcomes.filter(Boolean)).toHaveLength(data.length - (lineEnds[0] ?? 0) + 1);
-  });
+      expect(outcomes).toHaveLength(data.length + 1);
+      expect(outcomes.filter(Boolean)).toHaveLength(data.length - (lineEnds[0] ?? 0) + 1);
+    },
+    SLOW_TEST_TIMEOUT_MS,
+  );
 
   it("random_garbage_tail_keeps_the_prefix_with_a_warning", async () => {
     const source = new FileSegmentStore(join(dir, "source"));
@@ -622,7 +628,7 @@ describe("FileSegmentStore crash recovery", () => {
         await opened.writer.close();
         expect(Buffer.compare(await readFile(file), prefix)).toBe(0);
       }),
-      { numRuns: 200 },
+      { numRuns: propertyRuns(30, 200) },
     );
   });
 

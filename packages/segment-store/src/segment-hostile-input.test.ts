@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SegmentStoreError, type SegmentStoreErrorCode } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment } from "./segment-codec.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
@@ -11,6 +11,10 @@ import { formatSegmentId } from "./segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
 import type { OpenSegmentResult, ReadSegmentResult } from "./segment-store.ts";
 import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+
+// Each test here runs hundreds to thousands of generated cases in one go: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 // The segment log under hostile bytes: a crash at every byte offset, random garbage tails,
 // every single bit of a whole log flipped, and lines forged with a correct checksum.
@@ -21,8 +25,8 @@ import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
 // Every file-store case goes through a real FileSegmentStore on disk.
 
 const SEED = 0x5e6_0001;
-const GARBAGE_RUNS = 3_000;
-const FORGED_RUNS = 1_000;
+const GARBAGE_RUNS = propertyRuns(200, 3_000);
+const FORGED_RUNS = propertyRuns(100, 1_000);
 const CODES: ReadonlySet<SegmentStoreErrorCode> = new Set([
   "SEGMENT_CORRUPT",
   "SEGMENT_LOCKED",
@@ -311,32 +315,36 @@ const forgedArb: fc.Arbitrary<Forged> = fc.oneof(
 // ---- tests ------------------------------------------------------------------------------
 
 describe("segment log under hostile bytes", () => {
-  it("crash_at_every_byte_recovers_exactly_the_acknowledged_records", async () => {
-    await guarded(async () => {
-      for (let length = 0; length <= log.length; length += 1) {
-        counts.cases += 1;
-        counts.crash += 1;
-        const data = log.subarray(0, length);
-        const acked = wholeLines(length);
-        const outcome = scan(data);
-        const what = (): string => `crash at byte ${length}`;
-        if (acked === 0)
-          check(
-            outcome.kind === "error" && outcome.error.line === 1,
-            () => `${what()}: no start record must be corrupt at line 1`,
-          );
-        else
-          check(
-            outcome.kind === "records" && outcome.records.length === acked,
-            () => `${what()}: expected ${acked} records`,
-          );
-        judge(outcome, acked, acked === 0 ? undefined : length > (lineEnds[acked - 1] ?? 0), what);
-        await viaStore(Buffer.from(data), outcome, what);
-      }
-    });
-    expect(counts.crash).toBe(log.length + 1);
-    expect(counts.invented + counts.lostSilently).toBe(0);
-  });
+  it(
+    "crash_at_every_byte_recovers_exactly_the_acknowledged_records",
+    async () => {
+      await guarded(async () => {
+        for (let length = 0; length <= log.length; length += 1) {
+          counts.cases += 1;
+          counts.crash += 1;
+          const data = log.subarray(0, length);
+          const acked = wholeLines(length);
+          const outcome = scan(data);
+          const what = (): string => `crash at byte ${length}`;
+          if (acked === 0)
+            check(
+              outcome.kind === "error" && outcome.error.line === 1,
+              () => `${what()}: no start record must be corrupt at line 1`,
+            );
+          else
+            check(
+              outcome.kind === "records" && outcome.records.length === acked,
+              () => `${what()}: expected ${acked} records`,
+            );
+          judge(outcome, acked, acked === 0 ? undefined : length > (lineEnds[acked - 1] ?? 0), what);
+          await viaStore(Buffer.from(data), outcome, what);
+        }
+      });
+      expect(counts.crash).toBe(log.length + 1);
+      expect(counts.invented + counts.lostSilently).toBe(0);
+    },
+    SLOW_TEST_TIMEOUT_MS,
+  );
 
   it("garbage_tails_are_cut_back_to_the_last_whole_record", async () => {
     await guarded(async () => {

@@ -27,10 +27,24 @@ export type SegmentStoreErrorCode =
   /** The backing data's layout differs from what this version of the store made (changed by hand or by another build). */
   | "SCHEMA_MISMATCH";
 
+/** Who holds a segment's lock, and until when: the fields of a `SEGMENT_LOCKED` error. */
+export interface SegmentLockHolder {
+  /** The writer's process id, when the store knows it. */
+  readonly pid?: number;
+  /** The writer's host name, when the store knows it. */
+  readonly host?: string;
+  /** When the lock runs out if its writer stops renewing it (RFC 3339), for stores whose locks expire. */
+  readonly expiresAt?: string;
+  /** Milliseconds from the error until `expiresAt`: a service's `Retry-After`. */
+  readonly retryAfterMs?: number;
+}
+
 /** Options of a {@link SegmentStoreError}: the base's, plus whether a failed write is durable. */
 export interface SegmentStoreErrorOptions extends InsomniaErrorOptions {
   /** See {@link SegmentStoreError.durable}. */
   durable?: boolean | "unknown" | undefined;
+  /** See {@link SegmentStoreError.lock}. */
+  lock?: SegmentLockHolder | undefined;
 }
 
 /** The one error class of @insomnia/segment-store, and of every store implementing its interface. */
@@ -44,10 +58,16 @@ export class SegmentStoreError extends InsomniaError<SegmentStoreErrorCode> {
    * at most once). Absent on every other error, and when a failed append is never stored.
    */
   declare readonly durable?: boolean | "unknown";
+  /**
+   * Set on `SEGMENT_LOCKED`: the holder and, where locks expire, when (fields, so a service
+   * maps them to its answer without reading the message).
+   */
+  declare readonly lock?: SegmentLockHolder;
 
   constructor(code: SegmentStoreErrorCode, detail: string, options: SegmentStoreErrorOptions = {}) {
     super(code, detail, options);
     if (options.durable !== undefined) this.durable = options.durable;
+    if (options.lock !== undefined) this.lock = options.lock;
   }
 
   /** True for a SegmentStoreError from any installed copy of this package. */

@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { createHash } from "node:crypto";
 import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { isSameOrInside, isStrictlyInside } from "@insomnia/errors";
@@ -300,8 +300,7 @@ function loadCandidate(
   }
   const text = read.text;
   let sha256: string | undefined;
-  // The hash is computed when first read (an enumerable getter, so JSON and spreads see it):
-  // `pod prompt` never reads it, and hashing is what would load node:crypto.
+  // The hash is computed when first read (an enumerable getter, so JSON and spreads see it): `pod prompt` never reads it.
   return {
     name: parsed.skill.name,
     description: parsed.skill.description,
@@ -327,10 +326,7 @@ function insideOf(cwd: string): IsReadable {
   return (path) => isSameOrInside(base, path);
 }
 
-let nodeCrypto: typeof import("node:crypto") | undefined;
-
-/** Hex SHA-256 of the UTF-8 of `text`; node:crypto is loaded on first use (a pod without skills never needs it). */
+/** Hex SHA-256 of the UTF-8 of `text`. */
 function sha256Hex(text: string): string {
-  nodeCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
-  return nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }

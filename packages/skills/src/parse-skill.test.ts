@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { isValidSkillName, oneLineDescription, parseSkill } from "./parse-skill.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 const file = "/r/review/SKILL.md";
 const parse = (text: string, dirName = "review") => parseSkill(text, { file, dirName });
@@ -45,7 +46,7 @@ describe("parseSkill", () => {
       fc.property(fc.oneof(fc.string({ unit, maxLength: 12 }), fc.string({ maxLength: 12 })), (text) => {
         expect(oneLineDescription(text)).toBe(fold(text));
       }),
-      { numRuns: 5000 },
+      { numRuns: propertyRuns(300, 5000) },
     );
     expect(oneLineDescription("Reviews a change.")).toBe("Reviews a change.");
   });
@@ -135,6 +136,18 @@ describe("parseSkill", () => {
     expect(codesAt("---\nname: review\n__proto__: {}\ndescription: d\n---\n")).toEqual(["SKILL_BAD_FRONTMATTER@3:1"]);
     expect(codesAt("---\nname: review\ndescription: [unclosed\n---\n")[0]).toMatch(/^SKILL_BAD_FRONTMATTER@/);
     expect(codesAt("---\n- a\n---\n")).toEqual(["SKILL_BAD_FRONTMATTER@2:1"]);
+  });
+
+  test("a_value_holding_colon_space_gets_a_hint_to_quote_it", () => {
+    const result = parse("---\nname: review\ndescription: Deploys: the app\n---\n");
+    expect(result.ok).toBe(false);
+    const warning = !result.ok ? result.warnings[0] : undefined;
+    expect(warning?.code).toBe("SKILL_BAD_FRONTMATTER");
+    expect(warning?.line).toBe(3);
+    expect(warning?.message).toMatch(/; a value containing ": " must be quoted: description: "Deploys: the app"$/);
+    // Other syntax errors get no such hint.
+    const other = parse("---\nname: review\ndescription: [unclosed\n---\n");
+    expect(!other.ok && other.warnings[0]?.message).not.toMatch(/must be quoted/);
   });
 
   test("frontmatter_messages_speak_of_skill_md_not_the_manifest", () => {

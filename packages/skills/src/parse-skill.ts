@@ -115,7 +115,13 @@ export function parseSkill(text: string, options: { file: string; dirName: strin
       ok: false,
       warnings: [...parsed.issues]
         .sort((a, b) => (a.offset ?? 0) - (b.offset ?? 0))
-        .map((issue) => warn("SKILL_BAD_FRONTMATTER", frontmatterDetail(issue.detail), ...at(issue.offset))),
+        .map((issue) =>
+          warn(
+            "SKILL_BAD_FRONTMATTER",
+            `${frontmatterDetail(issue.detail)}${quoteHint(yamlText, issue.offset)}`,
+            ...at(issue.offset),
+          ),
+        ),
     };
   }
   const value = parsed.value;
@@ -217,6 +223,20 @@ export function parseSkill(text: string, options: { file: string; dirName: strin
 
   if (warnings.length > 0) return { ok: false, warnings };
   return { ok: true, skill: { name: name as string, description, hidden, body: text.slice(bodyStart) } };
+}
+
+/**
+ * The commonest frontmatter mistake is a plain value holding ": " (`description: Deploys: the
+ * app`), which YAML reads as a nested mapping: say how to quote it.
+ */
+function quoteHint(yamlText: string, offset: number | undefined): string {
+  if (offset === undefined) return "";
+  const start = yamlText.lastIndexOf("\n", offset - 1) + 1;
+  const end = yamlText.indexOf("\n", offset);
+  const line = yamlText.slice(start, end === -1 ? undefined : end).replace(/\r$/, "");
+  const match = /^([A-Za-z0-9_-]+):[ \t]+([^"'|>\s].*?:(?:[ \t].*)?)[ \t]*$/.exec(line);
+  if (match === null) return "";
+  return `; a value containing ": " must be quoted: ${match[1]}: ${JSON.stringify(match[2])}`;
 }
 
 function frontmatterDetail(detail: string): string {

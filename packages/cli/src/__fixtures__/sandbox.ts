@@ -5,8 +5,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach } from "vitest";
 
-/** The bin built by vitest.global-setup.ts. */
-export const BIN = fileURLToPath(new URL("../../node_modules/.cache/pod-cli-test/dist/bin.cjs", import.meta.url));
+/** The built `pod` bin (dist/bin.cjs): the tests run what the package ships. */
+export const BIN = fileURLToPath(new URL("../../dist/bin.cjs", import.meta.url));
 
 /** Exit status and output of one `pod` process. */
 export interface PodRun {

@@ -20,6 +20,43 @@ interface CheckJson {
 }
 
 describe("pod check", () => {
+  test("an_unknown_provider_kind_is_an_error_with_did_you_mean", async () => {
+    await box.write(".insomnia/pod.yaml", "provider:\n  kind: antropic\n  model: m\n");
+    const run = await pod("check");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      '.insomnia/pod.yaml:2:9: NO_PROVIDER: provider.kind "antropic" is not one pod run knows (did you mean "anthropic"?); use anthropic, openai, openai-compatible\n',
+    );
+  });
+
+  test("a_misspelt_include_name_gets_a_did_you_mean", async () => {
+    await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
+    await box.write(".insomnia/prompts/main.md", '{{> "reveiw"}}\n');
+    await box.write(".insomnia/prompts/review.md", "R\n");
+    const run = await pod("check", "--json");
+    expect(run.code).toBe(1);
+    const problem = (JSON.parse(run.stdout) as CheckJson).problems[0]!;
+    expect(problem).toMatchObject({ code: "INCLUDE_FAILED", cause: "NOT_FOUND", line: 1 });
+    expect(problem.message).toContain('(did you mean "$workspace/review"?)');
+  });
+
+  test("scope_targets_under_tilde_are_the_home_and_a_missing_target_is_a_warning", async () => {
+    await box.write(
+      ".insomnia/pod.yaml",
+      "scope:\n  allow:\n    - target: .\n      permission: write\n    - target: ~/notes\n      permission: read\n    - target: docs\n      permission: read\n",
+    );
+    await box.write("notes/n.md", "n\n", box.home);
+    const run = await pod("check");
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(
+      '.insomnia/pod.yaml:7:15: warning: SCOPE_TARGET_MISSING: scope.allow[2]: target "docs" does not exist (' +
+        join(box.ws, "docs") +
+        "); the rule grants nothing until it does: fix the path or create it\n",
+    );
+    const prompt = await pod("prompt", "--now", "2026-01-02T03:04:05Z");
+    expect(prompt.stdout).toContain(`Readable:\n  - ${box.ws}\n  - ${join(box.home, "notes")}\n`);
+  });
+
   test("clean_workspace_prints_ok_with_the_source_count", async () => {
     await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
     await box.write(".insomnia/prompts/main.md", '{{> "a"}}\n{{> "$user/b"}}\n{{> "$insomnia/default"}}\n');

@@ -1,3 +1,4 @@
+import { lstatSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   loadManifest,
@@ -17,6 +18,7 @@ import type { CheckOptions } from "../args.ts";
 import { classifyError, problemFromUserError, problemsAtManifestOrigin } from "../errors.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
+import { unknownProviderKind } from "../provider-kind.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Problem } from "../problem.ts";
 import { probeMcpServers } from "../mcp-tools.ts";
@@ -33,6 +35,10 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   const loaded = await checkManifest(options, cwd, io, problems);
   if (loaded !== undefined) {
     const { manifest, origins } = loaded;
+    // pod run would refuse these; check says so first.
+    const unknownKind = unknownProviderKind(manifest, origins);
+    if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
+    problems.push(...missingScopeTargets(manifest, origins));
     await checkSandbox(manifest, origins, io, problems);
     const checked = await checkInstruction(manifest, origins, io, problems);
     if (checked !== undefined) {
@@ -87,6 +93,48 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
     for (const line of serverLines) io.stdout.write(`${line}\n`);
   }
   return ok ? 0 : 1;
+}
+
+function classifyCliError(error: unknown): Problem {
+  const classified = classifyError(error);
+  if (classified.kind === "internal") throw error;
+  return classified.problem;
+}
+
+/** Nothing at `path` (a broken link or loop is something: the scope reports it). */
+function isMissing(path: string): boolean {
+  try {
+    lstatSync(path);
+    return false;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR";
+  }
+}
+
+/**
+ * A scope rule whose target does not exist grants (or denies) nothing until it does: a typo
+ * here would otherwise pass silently. A warning, since a pod may create the directory later.
+ */
+function missingScopeTargets(manifest: PodManifest, origins: ManifestOrigins): Problem[] {
+  const problems: Problem[] = [];
+  for (const list of ["allow", "deny"] as const) {
+    manifest.scope[list].forEach((rule, index) => {
+      const location = `scope.${list}[${index}]`;
+      const origin = origins[`${location}.target`];
+      const path = resolve(manifest.pod.pwd, rule.target);
+      if (origin === undefined || !isMissing(path)) return;
+      problems.push({
+        file: origin.file,
+        line: origin.line,
+        column: origin.column,
+        code: "SCOPE_TARGET_MISSING",
+        message: `${location}: target "${rule.target}" does not exist${rule.target === path ? "" : ` (${path})`}; the rule ${list === "allow" ? "grants" : "denies"} nothing until it does: fix the path or create it`,
+        severity: "warning",
+      });
+    });
+  }
+  return problems;
 }
 
 /**

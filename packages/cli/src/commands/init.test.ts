@@ -36,6 +36,9 @@ describe("pod init", () => {
       "max_tokens",
       "max_turns",
       "temperature",
+      "tools",
+      "skills",
+      "budget",
       "scope",
       "allow",
       "deny",
@@ -56,14 +59,20 @@ describe("pod init", () => {
       value: { worker: { instruction: "$workspace/instruction" } },
     });
     // Uncommenting the worker defaults must still validate: they are real defaults, not placeholders.
-    const uncommented = text.replace(/^ {2}# (max_tokens|max_turns|temperature): (\S+).*$/gm, "  $1: $2");
+    const uncommented = text
+      .replace(/^ {2}# (max_tokens|max_turns|temperature|tools): (\[[^\]]*\]|\S+).*$/gm, "  $1: $2")
+      .replace(/^# skills:\n# {3}budget: (\d+)$/m, "skills:\n  budget: $1");
     const result = validateManifestLayer(uncommented, ".insomnia/pod.yaml");
     expect(result.ok && result.value.worker).toEqual({
       instruction: "$workspace/instruction",
       max_tokens: 8192,
       max_turns: 50,
       temperature: 0,
+      tools: ["edit_file", "list_dir", "read_file", "write_file"],
     });
+    expect(result.ok && result.value.skills).toEqual({ budget: 8000 });
+    // Every provider kind pod run knows is named.
+    expect(text).toMatch(/^# {3}kind: anthropic +# anthropic \| openai \| openai-compatible$/m);
     const instruction = await readFile(join(box.ws, ".insomnia/prompts/instruction.md"), "utf8");
     expect(instruction).toContain('{{> "$insomnia/default"}}');
   });

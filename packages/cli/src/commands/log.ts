@@ -8,6 +8,7 @@ import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { styleFor } from "../output.ts";
 import { openPodStore, type PodStore } from "../pod-store.ts";
+import { conversationListText, findConversation, listConversations } from "../conversations.ts";
 import { callJson, callLine, totalsJson } from "../ledger-view.ts";
 import { usageLine, writeWarning } from "../run-report.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
@@ -53,11 +54,14 @@ function turnsOf(
   return turns;
 }
 
-/** `pod log`: the current conversation (the latest segment and those it continues), with each turn's usage. */
+/**
+ * `pod log`: the current conversation (the latest segment and those it continues), or the one
+ * `<id>` names, with each turn's usage; `--list` lists them, `--prompt` prints one's stored prompt.
+ */
 export async function runLog(options: LogOptions, io: CliIo): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest } = await loadManifest(manifestLoadOptions(options, cwd, io));
-  const opened = await openPodStore(options.store, manifest, io);
+  const opened = await openPodStore(options.store, manifest, io, { reader: true });
   try {
     return await printLog(opened, manifest, options, io);
   } finally {
@@ -72,11 +76,32 @@ async function printLog(
   io: CliIo,
 ): Promise<number> {
   const style = styleFor(io.stderr, io.env);
-  const latest = await store.latestSegment();
-  if (latest === undefined) {
-    throw new CliError("NO_CONVERSATION", `no conversation in ${location}; start one with pod run <message>`, {
+  const warn = (warning: { code: string; message: string; file?: string }): void => writeWarning(io, style, warning);
+  const none = (): CliError =>
+    new CliError("NO_CONVERSATION", `no conversation in ${location}; start one with pod run <message>`, {
       file: location,
     });
+  if (options.list) {
+    const conversations = await listConversations(store, warn);
+    if (conversations.length === 0) throw none();
+    io.stdout.write(
+      options.json
+        ? `${JSON.stringify({ store: location, conversations }, null, 2)}\n`
+        : conversationListText(conversations),
+    );
+    return 0;
+  }
+  const latest =
+    options.conversation === undefined
+      ? await store.latestSegment()
+      : (await findConversation(store, options.conversation, location, warn)).head;
+  if (latest === undefined) throw none();
+  if (options.prompt) {
+    // The prompt that was really sent, as stored: nothing added, nothing escaped (as pod prompt prints).
+    const start = (await store.readSegment(latest)).records[0];
+    if (start?.type !== "segment_start") throw none();
+    io.stdout.write(start.systemPrompt);
+    return 0;
   }
   const segments: SegmentView[] = [];
   const logged: LedgerSegment[] = [];
@@ -84,7 +109,7 @@ async function printLog(
   for (let id: string | undefined = latest; id !== undefined && !seen.has(id); ) {
     seen.add(id);
     const { records, warnings } = await store.readSegment(id);
-    for (const warning of warnings) writeWarning(io, style, warning);
+    for (const warning of warnings) warn(warning);
     const start = records[0];
     if (start?.type !== "segment_start") break;
     logged.unshift({ id, previousSegment: start.previousSegment, records });
@@ -106,6 +131,7 @@ async function printLog(
   if (options.json) {
     const data = {
       store: location,
+      conversation: segments[0]?.id ?? latest,
       segments,
       turns: turns.map((turn) => ({ ...turn, usage: totalsJson(turn.usage) })),
       calls: calls.map(callJson),
@@ -130,7 +156,10 @@ async function printLog(
         const call = callOf.get(message);
         if (call !== undefined) lines.push(`  ${out.yellow(callLine(call))}`);
       }
-      lines.push(`  ${out.yellow(`usage: ${usageLine(turn.usage)}`)}`);
+      // A message that got no answer (a provider error, Ctrl-C) made no model call to count.
+      lines.push(
+        `  ${out.yellow(turn.usage.calls === 0 ? "no answer yet (pod resume retries it)" : `usage: ${usageLine(turn.usage)}`)}`,
+      );
     }
   }
   lines.push(out.bold(`total: ${usageLine(total)}`));

@@ -6,7 +6,8 @@ import { FileSegmentStore, Pod } from "@insomnia/pod";
 import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
+import { SLOW_TEST_TIMEOUT_MS } from "../../../../test/support/property-runs.ts";
 import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
 
 const { box, pod } = useSandbox();
@@ -339,6 +340,8 @@ describe("pod prompt with a scope that cannot be resolved", () => {
 });
 
 describe("pod prompt --explain and --json", () => {
+  // Each run loads the 2.7 MB tokenizer, compiled afresh in each new sandbox: slow by design.
+  vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
   test("explain_maps_sources_sections_and_tokens", async () => {
     await goldenWorkspace();
     const prompt = (await pod("prompt", "--now", NOW, "--tool", "read_file", "--tool", "write_file")).stdout;

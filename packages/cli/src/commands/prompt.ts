@@ -1,6 +1,8 @@
-import { loadManifest } from "@insomnia/manifest";
+import { didYouMeanSuffix } from "@insomnia/errors";
+import { loadManifest, WORKER_TOOL_NAMES } from "@insomnia/manifest";
 import { materializeSystemPrompt } from "@insomnia/pod";
 import type { PromptOptions } from "../args.ts";
+import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
@@ -12,6 +14,16 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
+  // --tool names what worker.tools may name (or an MCP server's tool, mcp__<server>__<tool>):
+  // a pod could never have another tool.
+  for (const tool of options.tools ?? []) {
+    if (!WORKER_TOOL_NAMES.includes(tool) && !/^mcp__[^_].*__./.test(tool)) {
+      throw new CliError(
+        "USAGE",
+        `--tool '${tool}' is not a tool a pod can have${didYouMeanSuffix(tool, WORKER_TOOL_NAMES)}; the tools are ${WORKER_TOOL_NAMES.join(", ")}, as for worker.tools, and MCP servers' mcp__<server>__<tool> (see 'pod prompt --help')`,
+      );
+    }
+  }
   // A pod registers the manifest's worker.tools and its MCP servers' tools, so that is what its
   // template sees unless --tool says otherwise (then no server is started).
   const mcp = options.tools === undefined ? await probeMcpServers(manifest, io.env) : undefined;
@@ -56,7 +68,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
 
   const [{ buildExplanation, formatExplanation }, { loadTokenCounter }] = await Promise.all([
     import("../explain.ts"),
-    import("../tokens.ts"),
+    import("../token-counter.ts"),
   ]);
   const explanation = await buildExplanation(
     {
@@ -64,7 +76,6 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       instruction: manifest.worker.instruction,
       manifestFiles: files,
       now,
-      tools,
       mcpServers: mcp?.servers ?? [],
     },
     result,

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { readdir, readFile, stat } from "node:fs/promises";
-import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from "node:net";
+import { type AddressInfo, connect } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import { dirname, join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
@@ -9,6 +10,7 @@ import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { findPgBinaries, freePort, PgServer } from "../../../segment-store-postgres/src/__fixtures__/pg-server.ts";
+import { type CountingProxy, startCountingProxy } from "../__fixtures__/http-proxy.ts";
 import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
@@ -719,105 +721,55 @@ function spawnPod(
   });
 }
 
-/** A TCP forwarder in front of the fake provider that records each connection and the bytes sent on it. */
-async function countingProxy(server: FakeProvider) {
+/** A TLS front for the fake provider (the fixture certificate for localhost), so a run can use https. */
+async function tlsFront(server: FakeProvider): Promise<string> {
   const upstream = Number(new URL(server.baseURL).port);
-  const connections: { data: string }[] = [];
-  const sockets = new Set<Socket>();
-  const proxy = createTcpServer((client) => {
-    const seen = { data: "" };
-    connections.push(seen);
+  const tls = createTlsServer({ key: await readFile(TLS_KEY), cert: await readFile(TLS_CERT) }, (client) => {
     const target = connect(upstream, "127.0.0.1");
-    for (const socket of [client, target]) {
-      sockets.add(socket);
-      socket.on("error", () => undefined);
-      socket.on("close", () => {
-        sockets.delete(socket);
-        client.destroy();
-        target.destroy();
-      });
-    }
-    client.on("data", (chunk: Buffer) => {
-      seen.data += chunk.toString("latin1");
-      target.write(chunk);
-    });
-    target.pipe(client);
+    for (const socket of [client, target]) socket.on("error", () => undefined);
+    client.pipe(target).pipe(client);
   });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  const port = (proxy.address() as AddressInfo).port;
-  proxies.push(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => proxy.close(resolve));
+  await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+  closing.push(async () => {
+    await new Promise((resolve) => tls.close(resolve));
   });
-  return { baseURL: `http://127.0.0.1:${port}/v1`, connections };
+  return `https://localhost:${(tls.address() as AddressInfo).port}/v1`;
 }
 
-const proxies: (() => Promise<void>)[] = [];
+const TLS_CERT = join(import.meta.dirname, "..", "__fixtures__", "tls", "localhost.crt");
+const TLS_KEY = join(import.meta.dirname, "..", "__fixtures__", "tls", "localhost.key");
+const closing: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  for (const close of proxies.splice(0)) await close();
+  for (const close of closing.splice(0)) await close();
 });
 
-describe("preconnect", () => {
-  test.each([
-    ["anthropic", "POST /v1/messages HTTP/1.1\r\n"],
-    ["openai", "POST /v1/responses HTTP/1.1\r\n"],
-    ["openai-compatible", "POST /v1/chat/completions HTTP/1.1\r\n"],
-  ])("%s_sends_its_first_request_on_the_connection_opened_at_start", async (kind, requestLine) => {
-    const server = await serve(() => ({ text: "on the early connection" }));
-    const proxy = await countingProxy(server);
-    const env = await workspace({ ...server, baseURL: proxy.baseURL } as FakeProvider, { kind });
-    const run = await pod(env, "run", "--new", "hi");
-    expect([run.code, run.stdout]).toEqual([0, "on the early connection\n"]);
-    // pod run opens a connection before it sends (next test): one connection in all means the request took it.
-    expect(proxy.connections.map((c) => c.data.slice(0, requestLine.length))).toEqual([requestLine]);
-    expect(server.requests).toHaveLength(1);
+async function countingProxy(): Promise<CountingProxy> {
+  const proxy = await startCountingProxy();
+  closing.push(() => proxy.close());
+  return proxy;
+}
+
+describe("proxies", () => {
+  test("run_sends_through_https_proxy_to_an_https_provider", async () => {
+    const server = await serve(() => ({ text: "through the tunnel" }));
+    const env = await workspace({ ...server, baseURL: await tlsFront(server) } as FakeProvider);
+    const proxy = await countingProxy();
+    const run = await pod({ ...env, HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: TLS_CERT }, "run", "--new", "hi");
+    expect([run.code, run.stdout]).toEqual([0, "through the tunnel\n"]);
+    expect(proxy.seen).toEqual([expect.stringMatching(/^CONNECT localhost:\d+$/)]);
+    expect(server.requests.map((r) => r.headers["x-api-key"])).toEqual(["sk-ant-test"]);
   });
 
-  test("a_run_that_fails_before_sending_exits_with_its_code_and_leaves_its_connection_unused", async () => {
-    const server = await serve([{ text: "after the failures" }]);
-    const proxy = await countingProxy(server);
-    const env = await workspace({ ...server, baseURL: proxy.baseURL } as FakeProvider);
-    // The store cannot be reached: the run waits for that answer, so its preconnect is made by then.
-    const store = `postgres://me:secret@127.0.0.1:${await freePort()}/pods`;
-    const unreachable = await pod(env, "run", "--store", store, "hi");
-    expect([unreachable.code, unreachable.stderr]).toEqual([1, expect.stringMatching(/SEGMENT_UNAVAILABLE/)]);
-    // A bad prompt fails before the run yields, so its preconnect may not have left yet.
-    await box.write(".insomnia/prompts/instruction.md", "Hello {{no_such_variable}}\n");
-    const badPrompt = await pod(env, "run", "--new", "hi");
-    expect([badPrompt.code, badPrompt.stdout, badPrompt.stderr]).toEqual([
-      1,
-      "",
-      expect.stringMatching(/no_such_variable/),
-    ]);
-    expect(server.requests).toHaveLength(0);
-    // A run that sends: its connection is accepted after theirs (one listen queue), so all are counted by then.
-    await box.write(".insomnia/prompts/instruction.md", INSTRUCTION);
-    const good = await pod(env, "run", "--new", "hi");
-    expect([good.code, good.stdout]).toEqual([0, "after the failures\n"]);
-    const seen = proxy.connections.map((c) => c.data.slice(0, 18));
-    expect([seen[0], seen.at(-1), seen.slice(1, -1).every((data) => data === "")]).toEqual([
-      "",
-      "POST /v1/messages ",
-      true,
-    ]);
-    expect(seen.length === 2 || seen.length === 3).toBe(true);
-  });
-
-  test("an_untrusted_base_url_is_never_connected_to", async () => {
-    const server = await serve(() => ({ text: "trusted" }));
-    const proxy = await countingProxy(server);
-    const elsewhere = proxy.baseURL.replace("127.0.0.1", "0.0.0.0");
-    const env = await workspace({ ...server, baseURL: elsewhere } as FakeProvider);
-    const refused = await pod(env, "run", "hi");
-    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining("UNTRUSTED_BASE_URL")]);
-    delete env.ANTHROPIC_API_KEY;
-    const noKey = await pod(env, "run", "--overlay", `provider.base_url = ${elsewhere}`, "hi");
-    expect([noKey.code, noKey.stderr]).toEqual([1, expect.stringContaining("NO_API_KEY")]);
-    // The same URL from the user's own overlay reaches the server: the only connection it saw
-    // (accepted after any the refused runs made, from the same listen queue).
-    env.ANTHROPIC_API_KEY = "sk-ant-test";
-    const trusted = await pod(env, "run", "--overlay", `provider.base_url = ${elsewhere}`, "hi");
-    expect([trusted.code, trusted.stdout]).toEqual([0, "trusted\n"]);
-    expect(proxy.connections.map((c) => c.data.startsWith("POST /v1/messages "))).toEqual([true]);
+  test("run_sends_through_http_proxy_unless_no_proxy_names_the_host", async () => {
+    const server = await serve(() => ({ text: "answered" }));
+    const env = await workspace(server);
+    const proxy = await countingProxy();
+    const proxied = await pod({ ...env, HTTP_PROXY: proxy.url }, "run", "--new", "hi");
+    expect([proxied.code, proxied.stdout]).toEqual([0, "answered\n"]);
+    expect(proxy.seen).toHaveLength(1);
+    const bypassed = await pod({ ...env, HTTP_PROXY: proxy.url, NO_PROXY: "localhost,127.0.0.1" }, "run", "hi");
+    expect([bypassed.code, bypassed.stdout]).toEqual([0, "answered\n"]);
+    expect(proxy.seen).toHaveLength(1);
+    expect(server.requests).toHaveLength(2);
   });
 });

@@ -12,14 +12,8 @@ import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Style } from "../output.ts";
 import { openPodStore, type PodStore, promptCacheKey } from "../pod-store.ts";
-import {
-  apiKey,
-  closeUnusedConnections,
-  languageModel,
-  preconnectProvider,
-  type ProviderChoice,
-  providerChoice,
-} from "../provider-model.ts";
+import { apiKey, languageModel, type ProviderChoice, providerChoice } from "../provider-model.ts";
+import { findConversation } from "../conversations.ts";
 import { activityLines, usageLine, writeWarning } from "../run-report.ts";
 import { registerMcpTools } from "../mcp-tools.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
@@ -162,24 +156,18 @@ async function session(options: SessionOptions, io: CliIo, turn: Turn): Promise<
   const { manifest, origins, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const choice = providerChoice(manifest, origins, files, io);
   const key = await apiKey(choice, origins, io);
-  // The base URL passed providerChoice's trust check and the key is there: start the handshake now.
-  preconnectProvider(choice);
+  const opened = await openPodStore(options.store, manifest, io);
   try {
-    const opened = await openPodStore(options.store, manifest, io);
+    // One writer per pod: whether to continue the latest conversation is decided under its lock.
+    const podLock = await opened.store.lockPod();
     try {
-      // One writer per pod: whether to continue the latest conversation is decided under its lock.
-      const podLock = await opened.store.lockPod();
-      try {
-        for (const warning of podLock.warnings) writeWarning(io, styleFor(io.stderr, io.env), warning);
-        return await converse({ ...opened, choice, key, manifest, options, turn, io });
-      } finally {
-        await podLock.release();
-      }
+      for (const warning of podLock.warnings) writeWarning(io, styleFor(io.stderr, io.env), warning);
+      return await converse({ ...opened, choice, key, manifest, options, turn, io });
     } finally {
-      await opened.close?.();
+      await podLock.release();
     }
   } finally {
-    await closeUnusedConnections();
+    await opened.close?.();
   }
 }
 
@@ -196,7 +184,12 @@ interface Conversation extends PodStore {
 async function converse({ store, location, choice, key, manifest, options, turn, io }: Conversation): Promise<number> {
   const style = styleFor(io.stderr, io.env);
   const resuming = turn.input === undefined;
-  const latest = turn.fresh === true ? undefined : await store.latestSegment();
+  const latest =
+    turn.fresh === true
+      ? undefined
+      : options.conversation !== undefined
+        ? (await findConversation(store, options.conversation, location, (w) => writeWarning(io, style, w))).head
+        : await store.latestSegment();
   if (resuming && latest === undefined) {
     throw new CliError(
       "NO_CONVERSATION",
@@ -218,7 +211,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     import("@insomnia/worker"),
     import("@insomnia/pod"),
     import("@insomnia/prompt-loader"),
-    languageModel(choice, key),
+    languageModel(choice, key, io.env),
   ]);
   const interrupt = interruption(io);
   let pod: Pod | undefined;
@@ -249,7 +242,13 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     const env = { ...io.env };
     pod =
       latest === undefined
-        ? await Pod.fromManifest(manifest, { worker, store, notifier, env, ...(clock === undefined ? {} : { clock }) })
+        ? await Pod.fromManifest(manifest, {
+            worker,
+            store,
+            notifier,
+            env,
+            ...(clock === undefined ? {} : { clock }),
+          })
         : await Pod.restore(store, latest, worker, {
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
@@ -279,6 +278,16 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     });
 
     let result: TurnResult;
+    const historyBefore = history.length;
+    // The model calls this turn made before it failed still cost tokens: say how many.
+    const usageSoFar = (): void => {
+      const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
+      const calls = worker
+        .getHistory()
+        .slice(historyBefore)
+        .flatMap((m) => (m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : []));
+      if (calls.length > 0) io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
+    };
     try {
       const perTurn = { signal: interrupt.signal, onEvent: live.onEvent };
       result = resuming ? await pod.resume(perTurn) : await pod.run(turn.input!, perTurn);
@@ -288,19 +297,24 @@ async function converse({ store, location, choice, key, manifest, options, turn,
         io.stderr.write(
           `pod: interrupted: what was logged is kept${live.printed ? " (the answer so far, marked interrupted)" : ""}; pod resume continues, pod run <message> goes on after it\n`,
         );
+        usageSoFar();
         return EXIT_INTERRUPTED;
       }
       const cause: unknown = WorkerError.is(error) ? error.cause : error;
       if (AiSdkError.is(cause)) {
-        return fail(io, style, cause.code, `${cause.detail}; the conversation is kept: pod resume retries this turn`);
+        fail(io, style, cause.code, `${cause.detail}; the conversation is kept: pod resume retries this turn`);
+        usageSoFar();
+        return 1;
       }
       if (WorkerError.is(error) && error.code === "MAX_ITERATIONS") {
-        return fail(
+        fail(
           io,
           style,
           "MAX_TURNS",
           `the model still asked for tools after ${manifest.worker.max_turns} model calls (worker.max_turns); pod resume continues, or raise worker.max_turns`,
         );
+        usageSoFar();
+        return 1;
       }
       throw error;
     }

@@ -40,6 +40,8 @@ async function dispatch(invocation: Invocation, io: CliIo): Promise<number> {
       return (await import("./commands/run.ts")).runResume(invocation.options, io);
     case "log":
       return (await import("./commands/log.ts")).runLog(invocation.options, io);
+    case "trust":
+      return (await import("./commands/trust.ts")).runTrust(invocation.options, io);
   }
 }
 
@@ -57,7 +59,8 @@ async function report(error: unknown, io: CliIo): Promise<number> {
   );
   if (classified.kind === "internal") {
     // inspect shows the stack and the cause chain, which a bug report needs.
-    const text = inspect(error, { depth: 6, colors: false });
+    const { redacted } = await import("./shown-text.ts");
+    const text = redacted(inspect(error, { depth: 6, colors: false }));
     io.stderr.write(`${text}\n${style.red("This is a bug in pod; please report it with the output above.")}\n`);
     return EXIT.internal;
   }

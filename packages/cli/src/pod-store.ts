@@ -3,12 +3,13 @@ import type { PodManifest } from "@insomnia/manifest";
 import type { SegmentStore } from "@insomnia/pod";
 import { sha256Hex } from "@insomnia/prompt-loader";
 import { CliError } from "./cli-error.ts";
+import { redacted } from "./shown-text.ts";
 import type { CliIo } from "./io.ts";
 
 /** Where a pod's log lives, as `pod run`, `resume` and `log` report it. */
 export interface PodStore {
   store: SegmentStore;
-  /** A directory, or a connection string without its password. */
+  /** A directory, or a connection string with its user-info and password parameters redacted. */
   location: string;
   /** Releases what the store holds open (a database pool); absent for a file store. */
   close?: () => Promise<void>;
@@ -72,10 +73,5 @@ export async function openPodStore(flag: string | undefined, manifest: PodManife
 async function openPostgresStore(spec: string, manifest: PodManifest): Promise<PodStore> {
   const { openPostgresStore: open } = await import("@insomnia/segment-store-postgres");
   const store = await open(spec, podDirectoryName(manifest));
-  return { store, location: redactPassword(spec), close: () => store.close() };
-}
-
-/** A connection string as it may be shown: the password replaced by `***`. */
-export function redactPassword(spec: string): string {
-  return spec.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
+  return { store, location: redacted(spec), close: () => store.close() };
 }

@@ -1,4 +1,3 @@
-import { createHash, randomUUID } from "node:crypto";
 import { constants, realpathSync } from "node:fs";
 import { chmod, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -17,8 +16,12 @@ export interface TrustRecord {
 
 const MAX_RECORD_BYTES = 64 * 1024;
 
-/** Hex SHA-256 of a layer's text: what a trust record pins. */
-export function layerDigest(text: string): string {
+/**
+ * Hex SHA-256 of a layer's text: what a trust record pins. node:crypto is loaded here, on
+ * first use, so a run in an untrusted workspace (no record to compare with) never loads it.
+ */
+export async function layerDigest(text: string): Promise<string> {
+  const { createHash } = await import("node:crypto");
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
@@ -37,9 +40,16 @@ export function realDirectory(path: string): string {
   }
 }
 
-/** One file per workspace (named by the hash of its real path), so two `pod trust` runs never rewrite each other's records. */
+/**
+ * One file per workspace, so two `pod trust` runs never rewrite each other's records, named by
+ * a 64-bit FNV-1a hash of its real path (no node:crypto at start-up). The record holds the
+ * path and is checked on read: a collision can only make a workspace untrusted, never trusted.
+ */
 function recordPath(dir: string, realRoot: string): string {
-  return join(dir, `${createHash("sha256").update(realRoot, "utf8").digest("hex")}.json`);
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(realRoot, "utf8"))
+    hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return join(dir, `${hash.toString(16).padStart(16, "0")}.json`);
 }
 
 /** Reads one record file; anything that is not a small regular file holding a well-formed record counts as none. */
@@ -83,7 +93,7 @@ export async function isLayerTrusted(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<boolean> {
   const record = await readTrustRecord(realRoot, env);
-  return record !== undefined && record.sha256 === layerDigest(text);
+  return record !== undefined && record.sha256 === (await layerDigest(text));
 }
 
 /** Every trust record, sorted by path. */
@@ -92,7 +102,7 @@ export async function listTrustRecords(env: NodeJS.ProcessEnv = process.env): Pr
   if (dir === undefined) return [];
   const names = await readdir(dir).catch(() => [] as string[]);
   const records = await Promise.all(
-    names.filter((name) => /^[0-9a-f]{64}\.json$/.test(name)).map((name) => readRecordFile(join(dir, name))),
+    names.filter((name) => /^[0-9a-f]{16}\.json$/.test(name)).map((name) => readRecordFile(join(dir, name))),
   );
   return records.filter((record) => record !== undefined).sort((a, b) => (a.path < b.path ? -1 : 1));
 }
@@ -128,11 +138,15 @@ export async function writeTrustRecord(
 ): Promise<TrustRecord> {
   const dir = trustStoreDir(env);
   if (dir === undefined) {
-    throw new ManifestError("NO_CONFIG_DIR", "no config directory to keep trust records in: set HOME or XDG_CONFIG_HOME");
+    throw new ManifestError(
+      "NO_CONFIG_DIR",
+      "no config directory to keep trust records in: set HOME or XDG_CONFIG_HOME",
+    );
   }
   await makePrivateDirectory(dir);
-  const record: TrustRecord = { path: realRoot, sha256: layerDigest(text), trustedAt: now.toISOString() };
+  const record: TrustRecord = { path: realRoot, sha256: await layerDigest(text), trustedAt: now.toISOString() };
   const target = recordPath(dir, realRoot);
+  const { randomUUID } = await import("node:crypto");
   const temporary = `${target}.${randomUUID()}.tmp`;
   const handle = await open(temporary, "wx", 0o600);
   try {

@@ -55,7 +55,12 @@ describe("provenance", () => {
       ["overlay", true],
     ]);
     expect(manifestProvenance(loaded.manifest)?.origins).toBe(loaded.origins);
-    expect(loaded.workspace).toEqual({ root: ws, found: true, layer: join(ws, ".insomnia", "pod.yaml"), trusted: false });
+    expect(loaded.workspace).toEqual({
+      root: ws,
+      found: true,
+      layer: join(ws, ".insomnia", "pod.yaml"),
+      trusted: false,
+    });
     // Provenance is not part of the manifest's data.
     expect(JSON.parse(JSON.stringify(loaded.manifest)).pod).toEqual({ name: "ws", pwd: ws });
   });

@@ -57,6 +57,13 @@ export interface PodDeps {
    * `HOME`); default `process.env`. Pass `{}` for a hermetic pod: no `$user` root, no user skills.
    */
   env?: NodeJS.ProcessEnv | undefined;
+  /**
+   * Trust the workspace layer of a manifest from `loadManifest` even if the user has not
+   * (`pod trust`). Without it, a widening value from an untrusted workspace layer (a `pod.pwd`
+   * or allow rule outside the workspace, a non-loopback `provider.base_url`, a key file outside
+   * the workspace) is refused with the manifest's `UNTRUSTED_WORKSPACE` before anything is read.
+   */
+  trustWorkspace?: boolean | undefined;
 }
 
 /** What {@link Pod.restore} needs besides the store, segment and worker. */
@@ -160,6 +167,7 @@ export class Pod {
     const prepared = await prepareSystemPrompt(manifest, {
       ...(deps.loader === undefined ? {} : { loader: deps.loader }),
       ...(deps.env === undefined ? {} : { env: deps.env }),
+      ...(deps.trustWorkspace === undefined ? {} : { trustWorkspace: deps.trustWorkspace }),
     });
     const pod = new Pod(deps.worker, deps.store, deps.clock ?? systemClock, deps.notifier ?? silentNotifier);
     pod.#prepared = prepared;

@@ -1,7 +1,9 @@
 import { resolve } from "node:path";
 import {
+  findWidenings,
   loadManifest,
   ManifestError,
+  untrustedWorkspaceError,
   PROJECT_MANIFEST_PATH,
   projectManifestPath,
   readManifestFile,
@@ -9,7 +11,7 @@ import {
   validateManifestLayer,
   validateOverlay,
 } from "@insomnia/manifest";
-import type { ManifestOrigins, PodManifest } from "@insomnia/manifest";
+import type { LoadedWorkspace, ManifestOrigins, ManifestWidening, PodManifest } from "@insomnia/manifest";
 import { PodError, prepareSystemPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
 import { PromptLoader } from "@insomnia/prompt-loader";
 import { SystemPromptTemplate } from "@insomnia/template";
@@ -18,6 +20,8 @@ import { classifyError, problemFromUserError, problemsAtManifestOrigin } from ".
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
+import { redacted } from "../shown-text.ts";
+import { trustLines, type WorkspaceTrust } from "../trust-lines.ts";
 import type { Problem } from "../problem.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -26,11 +30,17 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const problems: Problem[] = [];
   let summary: string | undefined;
+  let trust: WorkspaceTrust | undefined;
 
   const loaded = await checkManifest(options, cwd, io, problems);
   if (loaded !== undefined) {
     const { manifest, origins } = loaded;
-    const checked = await checkInstruction(manifest, origins, io, problems);
+    const widenings = findWidenings(manifest, { env: { ...io.env } });
+    trust = workspaceTrust(loaded.workspace, widenings);
+    const refused = widenings.filter((widening) => widening.origin.trusted === false);
+    // An untrusted layer that widens is refused before anything is read: report each value, check nothing more.
+    for (const widening of refused) problems.push(problemFromUserError(untrustedWorkspaceError(widening)));
+    const checked = refused.length > 0 ? undefined : await checkInstruction(manifest, origins, io, problems);
     if (checked !== undefined) {
       const { sources, skills } = checked;
       summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
@@ -51,14 +61,32 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
         message: p.message,
         severity: p.severity,
       })),
+      workspace: trust ?? null,
     };
-    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    io.stdout.write(`${redacted(JSON.stringify(out, null, 2))}\n`);
   } else {
     const style = styleFor(io.stderr, io.env);
     for (const problem of problems) io.stderr.write(`${formatProblemLine(problem, style)}\n`);
     if (ok && summary !== undefined) io.stdout.write(`${summary}\n`);
+    // Failures (an untrusted widening value among them) are on stderr; a clean check says where it ran.
+    if (ok && trust !== undefined && trust.manifest !== null) io.stdout.write(trustLines(trust));
   }
   return ok ? 0 : 1;
+}
+
+function workspaceTrust(workspace: LoadedWorkspace, widenings: readonly ManifestWidening[]): WorkspaceTrust {
+  return {
+    root: workspace.root,
+    manifest: workspace.layer ?? null,
+    trusted: workspace.trusted,
+    grants: widenings.map(({ key, grants, origin }) => ({
+      key,
+      grants,
+      file: origin.file,
+      line: origin.line,
+      column: origin.column,
+    })),
+  };
 }
 
 /** Loads the manifest; on failure validates each layer on its own to report every issue, not just the first. */
@@ -67,7 +95,7 @@ async function checkManifest(
   cwd: string,
   io: CliIo,
   problems: Problem[],
-): Promise<{ manifest: PodManifest; origins: ManifestOrigins } | undefined> {
+): Promise<{ manifest: PodManifest; origins: ManifestOrigins; workspace: LoadedWorkspace } | undefined> {
   const loadOptions = manifestLoadOptions(options, cwd, io);
   try {
     return await loadManifest(loadOptions);
@@ -128,7 +156,7 @@ async function checkInstruction(
   const env = { ...io.env };
   try {
     const prepared = await prepareSystemPrompt(manifest, { env });
-    const agents = await readAgentsMd(prepared.cwd, prepared.scope);
+    const agents = await readAgentsMd(prepared.cwd, prepared.scope, { root: prepared.root });
     for (const warning of agents.warnings) {
       problems.push({
         ...(warning.file === undefined ? {} : { file: warning.file }),

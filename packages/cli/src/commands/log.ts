@@ -9,6 +9,7 @@ import { styleFor } from "../output.ts";
 import { openPodStore, type PodStore } from "../pod-store.ts";
 import { cacheShare, usageLine, usageTotals, writeWarning } from "../run-report.ts";
 import type { UsageTotals } from "../run-report.ts";
+import { forTerminal, redacted } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 interface SegmentView {
@@ -92,10 +93,12 @@ async function printLog({ store, location }: PodStore, options: LogOptions, io: 
   const turns = turnsOf(segments);
   const total = withShare(usageTotals(segments.flatMap((s) => s.messages)));
   if (options.json) {
-    io.stdout.write(`${JSON.stringify({ store: location, segments, turns, usage: total }, null, 2)}\n`);
+    io.stdout.write(`${redacted(JSON.stringify({ store: location, segments, turns, usage: total }, null, 2))}\n`);
     return 0;
   }
   const out = styleFor(io.stdout, io.env);
+  // The model's and tools' text: secrets redacted, and on a terminal control characters shown (before our own colours).
+  const show = (text: string): string => forTerminal(io.stdout, redacted(text));
   const lines: string[] = [];
   for (const segment of segments) {
     lines.push(
@@ -103,9 +106,9 @@ async function printLog({ store, location }: PodStore, options: LogOptions, io: 
         `segment ${segment.id}, started ${segment.createdAt}${segment.previousSegment === undefined ? "" : `, continues ${segment.previousSegment}`}`,
       ),
     );
-    if (segment.summary !== undefined) lines.push(`  summary: ${segment.summary.replace(/\n/g, "\n    ")}`);
+    if (segment.summary !== undefined) lines.push(`  summary: ${show(segment.summary).replace(/\n/g, "\n    ")}`);
     for (const turn of turns.filter((t) => t.segment === segment.id)) {
-      for (const message of turn.messages) lines.push(...messageLines(message));
+      for (const message of turn.messages) lines.push(...messageLines(message).map(show));
       lines.push(`  ${out.yellow(`usage: ${usageLine(turn.usage)}`)}`);
     }
   }

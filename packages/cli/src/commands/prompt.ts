@@ -4,12 +4,13 @@ import type { PromptOptions } from "../args.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
+import { forTerminal } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** `pod prompt`: prints the system prompt a pod started in the directory would send, byte for byte. */
 export async function runPrompt(options: PromptOptions, io: CliIo): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
-  const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  const { manifest, files, origins, workspace } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const now = options.now ?? new Date();
   // A pod registers the manifest's worker.tools, so that is what its template sees unless --tool says otherwise.
   const tools = options.tools ?? manifest.worker.tools;
@@ -43,7 +44,8 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
     io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
   }
   if (!options.explain && !options.json) {
-    io.stdout.write(result.prompt);
+    // Byte for byte on a pipe; on a terminal, a checkout's escape sequences are shown, not run.
+    io.stdout.write(forTerminal(io.stdout, result.prompt));
     return 0;
   }
 
@@ -56,6 +58,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       cwd: manifest.pod.pwd,
       instruction: manifest.worker.instruction,
       manifestFiles: files,
+      workspace: { root: workspace.root, manifest: workspace.layer ?? null, trusted: workspace.trusted },
       now,
       tools,
     },

@@ -1,5 +1,5 @@
 import type { PodManifest } from "@insomnia/manifest";
-import { loadManifest } from "@insomnia/manifest";
+import { checkWorkspaceTrust, loadManifest } from "@insomnia/manifest";
 import type { Clock, Notifier, Pod } from "@insomnia/pod";
 import type { TurnResult, Worker } from "@insomnia/worker";
 import type { ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
@@ -18,6 +18,7 @@ import {
   providerChoice,
 } from "../provider-model.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import { forTerminal, hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
@@ -96,10 +97,14 @@ type Turn = { input: string; fresh: boolean };
 
 async function session(options: SessionOptions, io: CliIo, turn: Turn | undefined): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
-  const { manifest, origins, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
-  const choice = providerChoice(manifest, origins, files, io);
+  const { manifest, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  // Before any file is read, any store opened or any byte sent: a checkout may narrow, never widen.
+  checkWorkspaceTrust(manifest, { env: { ...io.env } });
+  const choice = providerChoice(manifest, origins, io);
   const key = await apiKey(choice, origins, io);
-  // The base URL passed providerChoice's trust check and the key is there: start the handshake now.
+  // A provider that repeats the key in an error body must not get it printed.
+  hideSecret(key);
+  // The base URL passed the trust check and the key is there: start the handshake now.
   preconnectProvider(choice);
   try {
     const opened = await openPodStore(options.store, manifest, io);
@@ -210,7 +215,8 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       );
       return 0;
     }
-    io.stdout.write(result.final.endsWith("\n") || result.final === "" ? result.final : `${result.final}\n`);
+    const final = forTerminal(io.stdout, result.final);
+    io.stdout.write(final.endsWith("\n") || final === "" ? final : `${final}\n`);
     io.stderr.write(`pod: ${usageLine(usageTotals(result.messages))}\n`);
     return 0;
   } finally {

@@ -65,5 +65,15 @@ async function report(error: unknown, io: CliIo): Promise<number> {
     return EXIT.internal;
   }
   io.stderr.write(`pod: ${formatProblemLine(classified.problem, style)}\n`);
+  // Every value an untrusted workspace may not set, so one look at the manifest shows them all.
+  for (const other of await untrustedSiblings(error)) io.stderr.write(`pod: ${formatProblemLine(other, style)}\n`);
   return classified.kind === "usage" ? EXIT.usage : EXIT.user;
+}
+
+/** The other UNTRUSTED_WORKSPACE problems of a refused manifest (the first is reported already). */
+async function untrustedSiblings(error: unknown): Promise<import("./problem.ts").Problem[]> {
+  const problems = (error as { code?: unknown; problems?: unknown }).problems;
+  if ((error as { code?: unknown }).code !== "UNTRUSTED_WORKSPACE" || !Array.isArray(problems)) return [];
+  const { problemFromUserError } = await import("./errors.ts");
+  return problems.slice(1).map((problem) => problemFromUserError(problem));
 }

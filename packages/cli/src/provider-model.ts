@@ -77,10 +77,9 @@ export function providerChoice(manifest: PodManifest, origins: ManifestOrigins, 
     model: provider.model,
     ...(provider.base_url === undefined ? {} : { baseURL: provider.base_url }),
     ...(apiKeyFile === undefined ? {} : { apiKeyFile }),
-    // Checked again when the file is opened (it may be swapped for a symlink meanwhile).
-    ...(apiKeyFile !== undefined && keyOrigin?.layer === "workspace"
-      ? { keyFileWithin: workspaceRootOf(manifest) }
-      : {}),
+    // An untrusted layer's key file passed the trust check; it must still be inside when opened
+    // (a trusted layer's key file is what the user agreed to with pod trust).
+    ...(apiKeyFile !== undefined && keyOrigin?.trusted === false ? { keyFileWithin: workspaceRootOf(manifest) } : {}),
   };
   return choice;
 }

@@ -30,6 +30,11 @@ describe("redactSecrets", () => {
       "no conversation in postgres://alice:x@S3cret@host/db; start one",
       "no conversation in postgres://***@host/db; start one",
     ],
+    [
+      "before a semicolon",
+      "in postgres://h/db?password=S3cret; start one",
+      "in postgres://h/db?password=***; start one",
+    ],
     ["in JSON", '{"store": "postgres://a:S3cret@h/db?password=P4ss"}', '{"store": "postgres://***@h/db?password=***"}'],
   ];
   for (const [name, input, expected] of table) {

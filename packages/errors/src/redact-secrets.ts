@@ -23,7 +23,14 @@ export function redactSecrets(text: string, secrets: readonly string[] = []): st
 }
 
 /** One URL with its user-info and `password` parameters replaced; unchanged (byte for byte) when it has neither. */
-function redactUrl(candidate: string): string {
+function redactUrl(found: string): string {
+  // Punctuation that ends a sentence ends the URL: "…/db; start one" keeps its "; ".
+  const trailing = /[.,;:!?)]+$/.exec(found)?.[0] ?? "";
+  const candidate = found.slice(0, found.length - trailing.length);
+  return redactParsed(candidate) + trailing;
+}
+
+function redactParsed(candidate: string): string {
   let url: URL;
   try {
     url = new URL(candidate);

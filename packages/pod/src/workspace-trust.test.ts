@@ -27,7 +27,11 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const deps = () => ({ worker: new Worker({ client: new ScriptedLlmClient([]) }), store: new MemorySegmentStore(), env });
+const deps = () => ({
+  worker: new Worker({ client: new ScriptedLlmClient([]) }),
+  store: new MemorySegmentStore(),
+  env,
+});
 
 describe("a pod and an untrusted workspace", () => {
   test("a_widening_value_from_an_untrusted_layer_is_refused_unless_the_caller_trusts_it", async () => {

@@ -1,4 +1,5 @@
 import { formatLocation } from "./output.ts";
+import { redacted, visibleControls } from "./shown-text.ts";
 
 /** Whether the workspace is trusted and what trusting it grants, as `pod check --json` prints it. */
 export interface WorkspaceTrust {
@@ -15,5 +16,6 @@ export function trustLines(trust: WorkspaceTrust): string {
   const grants = trust.grants.length === 0 ? "it grants nothing beyond the workspace" : "trusting it grants:";
   const lines = [`workspace: ${trust.root}, manifest ${trust.manifest ?? "none"}, ${state}; ${grants}`];
   for (const grant of trust.grants) lines.push(`  ${formatLocation(grant)}: ${grant.key} ${grant.grants}`);
-  return `${lines.join("\n")}\n`;
+  // Values and paths come from the checkout: shown, never run, by the terminal.
+  return `${visibleControls(redacted(lines.join("\n")))}\n`;
 }

@@ -1,10 +1,10 @@
-import { resolve } from "node:path";
+import { relative, resolve } from "node:path";
 import {
   findWidenings,
+  findWorkspace,
   loadManifest,
   ManifestError,
   untrustedWorkspaceError,
-  PROJECT_MANIFEST_PATH,
   projectManifestPath,
   readManifestFile,
   userManifestPath,
@@ -127,8 +127,10 @@ async function collectLayerIssues(
   const layers: { text: string | undefined; display: string }[] = [];
   const userPath = userManifestPath(env);
   layers.push({ text: await readIfPresent(userPath), display: userPath ?? "" });
-  const projectPath = manifestFile === undefined ? projectManifestPath(cwd) : resolve(cwd, manifestFile);
-  layers.push({ text: await readIfPresent(projectPath), display: manifestFile ?? PROJECT_MANIFEST_PATH });
+  // The workspace layer where loadManifest found it (in cwd or above), named as it names it.
+  const projectPath =
+    manifestFile === undefined ? projectManifestPath(findWorkspace(cwd, env).root) : resolve(cwd, manifestFile);
+  layers.push({ text: await readIfPresent(projectPath), display: manifestFile ?? relative(cwd, projectPath) });
 
   const problems: Problem[] = [];
   for (const layer of layers) {

@@ -22,6 +22,7 @@ const BENCHES = [
   { file: "skills.mjs", needs: ["skills", "manifest", "cli"] },
   { file: "fs-tools.mjs", needs: ["fs-tools", "scope"] },
   { file: "linear-errors.mjs", needs: ["template", "manifest", "prompt-loader"] },
+  { file: "template-caps.mjs", needs: ["template", "prompt-loader"] },
 ];
 
 const KEPT_HEADING = "## Start-up and restore (issue 15)";

@@ -83,10 +83,13 @@ async function transactionsOf(stores: readonly PostgresSegmentStore[]): Promise<
 /** Another store of `store`'s pod takes its segment over, as if its writer's lease had run out. */
 async function takeOver(store: PostgresSegmentStore) {
   const other = await PostgresSegmentStore.open({ connectionString: sharedConnectionString(), podId: store.podId });
-  await admin.query(
-    "UPDATE insomnia.segments SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1",
-    [store.podId],
-  );
+  // The first store stopped renewing: its pod's and its segment's leases ran out.
+  for (const table of ["pod_writers", "segments"]) {
+    await admin.query(
+      `UPDATE insomnia.${table} SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1`,
+      [store.podId],
+    );
+  }
   return { other, taken: await other.openSegment("seg-0000000001") };
 }
 

@@ -30,7 +30,7 @@ test("twenty_processes_starting_at_once_end_with_one_schema", async () => {
   const exits = await Promise.all(children.map((child) => child.exited));
   expect(exits).toEqual(children.map(() => 0));
   expect(children.map((child) => child.lines)).toEqual(children.map(() => ["ok"]));
-  expect(await tables(schema)).toEqual(["pods", "records", "schema_migrations", "segments"]);
+  expect(await tables(schema)).toEqual(["pod_writers", "pods", "records", "schema_migrations", "segments"]);
   const { rows } = await admin.query(`SELECT version, name, sha256 FROM ${schema}.schema_migrations ORDER BY version`);
   expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name, sha256: migrationHash(m) })));
 });
@@ -61,7 +61,7 @@ test("an_applied_migration_that_differs_from_the_code_is_refused", async () => {
   );
   expect(error.code).toBe("SCHEMA_MISMATCH");
   expect(error.message).toMatch(/migration 1 \("segment log", sha256 edited\) differs/);
-  expect(await tables(schema)).toEqual(["pods", "records", "schema_migrations", "segments"]);
+  expect(await tables(schema)).toEqual(["pod_writers", "pods", "records", "schema_migrations", "segments"]);
 });
 
 test("migrating_twice_changes_nothing", async () => {

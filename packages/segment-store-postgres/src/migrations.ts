@@ -45,6 +45,12 @@ export interface Migration {
  *   about 4% less CPU, but every refused append (a fenced writer, a duplicate) would then write
  *   the whole record into the server's log (`log_min_error_statement`), and every running one
  *   shows it in `pg_stat_activity`; a conversation is not for those.
+ * - `pod_writers` (version 4): the pod's writer lease, one row per pod that ever had a writer:
+ *   at most one process writes a pod, across all of its segments. A store takes it (under the
+ *   pod's advisory transaction lock) when it is free or has run out, and in the same
+ *   transaction clears the writer token of every segment of the pod, so a previous holder that
+ *   lost the lease is fenced at its next append; creating and re-opening a segment check it
+ *   under that lock too. Renewed by the holder's heartbeat, given back when its last writer closes.
  * - `append_records` (version 3): the appends of several writers in one statement (see
  *   AppendBatcher: appends that arrive while all of a pool's connections are busy go together),
  *   so they share one transaction, one commit and one WAL flush. Each record is fenced as in
@@ -158,6 +164,20 @@ BEGIN
   RETURN stored;
 END
 $$;
+`,
+  },
+  {
+    version: 4,
+    name: "pod writer lease",
+    sql: `
+CREATE TABLE {schema}.pod_writers (
+  pod_id text PRIMARY KEY,
+  writer_token uuid,
+  writer_epoch bigint NOT NULL DEFAULT 0,
+  writer_host text,
+  writer_pid integer,
+  lease_expires_at timestamptz
+);
 `,
   },
 ];

@@ -31,7 +31,14 @@ describeSegmentStoreConformance(
           );
         },
         async crashedLock(segmentId) {
-          // A writer that took the lease and died: its token stays, its lease has run out.
+          // A writer that took the leases and died: its tokens stay, its leases have run out.
+          await admin.query(
+            `INSERT INTO insomnia.pod_writers (pod_id, writer_token, writer_epoch, writer_host, writer_pid, lease_expires_at)
+             VALUES ($1, gen_random_uuid(), 1, 'gone', 1, now() - interval '1 second')
+             ON CONFLICT (pod_id) DO UPDATE SET writer_token = EXCLUDED.writer_token, writer_host = 'gone',
+               writer_pid = 1, lease_expires_at = EXCLUDED.lease_expires_at`,
+            [podId],
+          );
           await admin.query(
             `UPDATE insomnia.segments SET writer_token = gen_random_uuid(), writer_host = 'gone', writer_pid = 1,
                lease_expires_at = now() - interval '1 second' WHERE pod_id = $1 AND segment_no = $2`,

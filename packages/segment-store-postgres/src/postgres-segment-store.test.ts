@@ -21,7 +21,12 @@ afterAll(async () => {
 });
 
 /** Makes the lease of a segment run out now, as if its writer had stopped renewing it long ago. */
+/** What a writer that stopped renewing leaves: its pod's and its segment's leases run out. */
 async function expireLease(podId: string, segmentId: string): Promise<void> {
+  await admin.query(
+    "UPDATE insomnia.pod_writers SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1",
+    [podId],
+  );
   const { rowCount } = await admin.query(
     "UPDATE insomnia.segments SET lease_expires_at = now() - interval '1 millisecond' WHERE pod_id = $1 AND segment_no = $2",
     [podId, Number(segmentId.slice(4))],

@@ -4,6 +4,7 @@ import {
   isSegmentRecord,
   type OpenSegmentOptions,
   type OpenSegmentResult,
+  type PodWriterLock,
   parseSegmentId,
   type ReadSegmentResult,
   type SegmentRecord,
@@ -18,6 +19,7 @@ import pg, { type Pool, type PoolClient } from "pg";
 import { migrate, quoteSchema } from "./migrations.ts";
 import { PerPoolAndSchema } from "./per-pool-and-schema.ts";
 import { causeText, isConnectionError, sleep, unavailable } from "./pg-errors.ts";
+import { leaseLostError, podLockKey, PodWriterLease } from "./pod-writer-lease.ts";
 import { PostgresSegmentWriter } from "./postgres-segment-writer.ts";
 
 import { type StoreContext, storeContext } from "./store-context.ts";
@@ -44,6 +46,13 @@ export type PostgresSegmentStoreOptions =
   | (CommonOptions & { readonly pool: Pool; readonly connectionString?: undefined });
 
 const guarded = new WeakSet<Pool>();
+
+interface TakeOverRow {
+  old_token: string | null;
+  old_host: string | null;
+  old_pid: number | null;
+  old_expires: string | null;
+}
 
 const LONE_SURROGATE = /\p{Cs}/u;
 
@@ -87,7 +96,8 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 /**
  * A {@link SegmentStore} for one pod on PostgreSQL, shared by every machine that reaches the
  * database: records ordered by a per-segment sequence number the database keeps dense, one
- * transaction per append, one writer per segment under a fenced lease.
+ * transaction per append, one writer per pod under a lease (see `pod-writer-lease.ts`) and
+ * one per segment under a fenced lease.
  */
 export class PostgresSegmentStore implements SegmentStore {
   readonly podId: string;
@@ -96,6 +106,11 @@ export class PostgresSegmentStore implements SegmentStore {
   readonly #ownsPool: boolean;
   readonly #writers = new Set<PostgresSegmentWriter>();
   #closed = false;
+  /** The pod's writer lease as this instance holds it: shared by its writers and `lockPod()` callers. */
+  #hold:
+    | { acquired: Promise<{ lease: PodWriterLease; warnings: SegmentWarning[] }>; users: number; warned: boolean }
+    | undefined;
+  #released: Promise<void> = Promise.resolve();
 
   private constructor(ctx: StoreContext, ownsPool: boolean) {
     this.#ctx = ctx;
@@ -155,9 +170,66 @@ export class PostgresSegmentStore implements SegmentStore {
     return new PostgresSegmentStore(storeContext(pool, podId, schema, quoted, leaseMs, resolveTimeoutMs), ownsPool);
   }
 
+  async lockPod(): Promise<PodWriterLock> {
+    this.#checkOpen();
+    const { warnings } = await this.#enter();
+    let released: Promise<void> | undefined;
+    return {
+      warnings,
+      release: () => {
+        released ??= this.#leave();
+        return released;
+      },
+    };
+  }
+
+  /** Takes a share of the pod's writer lease (the first share takes the lease); its warnings go to the first taker. */
+  async #enter(): Promise<{ lease: PodWriterLease; warnings: SegmentWarning[] }> {
+    if (this.#hold === undefined) {
+      this.#hold = { acquired: this.#released.then(() => PodWriterLease.take(this.#ctx)), users: 0, warned: false };
+    }
+    const hold = this.#hold;
+    hold.users += 1;
+    try {
+      const { lease, warnings } = await hold.acquired;
+      if (hold.warned) return { lease, warnings: [] };
+      hold.warned = true;
+      return { lease, warnings };
+    } catch (error) {
+      hold.users -= 1;
+      if (this.#hold === hold) this.#hold = undefined;
+      throw error;
+    }
+  }
+
+  /** Gives a share back; the last one gives the lease back. */
+  #leave(): Promise<void> {
+    const hold = this.#hold;
+    if (hold === undefined) return Promise.resolve();
+    hold.users -= 1;
+    if (hold.users > 0) return Promise.resolve();
+    this.#hold = undefined;
+    const released = hold.acquired.then(
+      ({ lease }) => lease.release(),
+      () => undefined,
+    );
+    this.#released = released.catch(() => undefined);
+    return released;
+  }
+
   async createSegment(start: SegmentStartRecord): Promise<SegmentWriter> {
     this.#checkOpen();
     const json = serializeSegmentRecord(start, "(new)", "segment_start");
+    const { lease } = await this.#enter();
+    try {
+      return await this.#create(json, lease);
+    } catch (error) {
+      await this.#leave();
+      throw error;
+    }
+  }
+
+  async #create(json: string, lease: PodWriterLease): Promise<SegmentWriter> {
     const { pool, sql, podId, host, leaseMs } = this.#ctx;
     const token = randomUUID();
     const recordId = randomUUID();
@@ -172,6 +244,9 @@ export class PostgresSegmentStore implements SegmentStore {
     try {
       await client.query("BEGIN");
       await client.query(sql.lockPod, [this.#lockKey()]);
+      if ((await client.query(sql.podHeld, [podId, lease.token])).rowCount !== 1) {
+        throw leaseLostError(this.#ctx, `creating a segment of pod ${podId}`);
+      }
       const { rows } = await client.query<{ segment_no: string }>(sql.create, [
         podId,
         token,
@@ -187,9 +262,10 @@ export class PostgresSegmentStore implements SegmentStore {
       failure = error;
       if (!isConnectionError(error)) await client.query("ROLLBACK").catch(() => undefined);
     } finally {
-      client.release(failure === undefined ? undefined : (failure as Error));
+      client.release(failure === undefined || SegmentStoreError.is(failure) ? undefined : (failure as Error));
     }
     if (failure !== undefined) {
+      if (SegmentStoreError.is(failure)) throw failure;
       if (!isConnectionError(failure)) {
         throw new SegmentStoreError(
           "SEGMENT_IO",
@@ -233,14 +309,17 @@ export class PostgresSegmentStore implements SegmentStore {
   }
 
   #lockKey(): string {
-    return `insomnia.segment-store-postgres:${this.#ctx.schema}:${this.#ctx.podId}`;
+    return podLockKey(this.#ctx);
   }
 
   #writer(segmentNo: string, token: string, nextSeq: number): PostgresSegmentWriter {
     const writer = new PostgresSegmentWriter(
       this.#ctx,
       { segmentId: formatSegmentId(Number(segmentNo)), segmentNo, token, nextSeq },
-      (closed) => this.#writers.delete(closed),
+      (closed) => {
+        this.#writers.delete(closed);
+        return this.#leave();
+      },
     );
     this.#writers.add(writer);
     return writer;
@@ -249,19 +328,58 @@ export class PostgresSegmentStore implements SegmentStore {
   async openSegment(segmentId: string, _options?: OpenSegmentOptions): Promise<OpenSegmentResult> {
     this.#checkOpen();
     const segmentNo = this.#segmentNo(segmentId);
+    const { lease, warnings } = await this.#enter();
+    try {
+      return await this.#open(segmentId, segmentNo, lease, warnings);
+    } catch (error) {
+      await this.#leave();
+      throw error;
+    }
+  }
+
+  /** Takes over the segment's lease (free or run out) under the pod's lock, while this instance still holds the pod. */
+  async #takeOver(segmentNo: string, token: string, lease: PodWriterLease, what: string): Promise<TakeOverRow[]> {
     const { pool, sql, podId, host, leaseMs } = this.#ctx;
-    const warnings: SegmentWarning[] = [];
+    const client = await pool.connect();
+    let failure: unknown;
+    try {
+      await client.query("BEGIN");
+      await client.query(sql.lockPod, [this.#lockKey()]);
+      if ((await client.query(sql.podHeld, [podId, lease.token])).rowCount !== 1) {
+        throw leaseLostError(this.#ctx, what);
+      }
+      const { rows } = await client.query<TakeOverRow>(sql.takeOver, [
+        podId,
+        segmentNo,
+        token,
+        host,
+        process.pid,
+        leaseMs,
+      ]);
+      await client.query("COMMIT");
+      return rows;
+    } catch (error) {
+      failure = error;
+      if (!isConnectionError(error)) await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release(failure === undefined || SegmentStoreError.is(failure) ? undefined : (failure as Error));
+    }
+  }
+
+  async #open(
+    segmentId: string,
+    segmentNo: string,
+    lease: PodWriterLease,
+    warnings: SegmentWarning[],
+  ): Promise<OpenSegmentResult> {
+    const { pool, sql, podId } = this.#ctx;
     const token = randomUUID();
     const what = `opening segment ${segmentId} of pod ${podId}`;
     for (let attempt = 0; ; attempt += 1) {
-      let rows: {
-        old_token: string | null;
-        old_host: string | null;
-        old_pid: number | null;
-        old_expires: string | null;
-      }[];
+      let rows: TakeOverRow[];
       try {
-        ({ rows } = await pool.query(sql.takeOver, [podId, segmentNo, token, host, process.pid, leaseMs]));
+        rows = await this.#takeOver(segmentNo, token, lease, what);
       } catch (error) {
         throw this.#failed(what, error);
       }
@@ -371,6 +489,14 @@ export class PostgresSegmentStore implements SegmentStore {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#writers].map((writer) => writer.close()));
+    // Shares of `lockPod()` callers that never released: the lease goes back with the store.
+    const hold = this.#hold;
+    this.#hold = undefined;
+    await hold?.acquired.then(
+      ({ lease }) => lease.release(),
+      () => undefined,
+    );
+    await this.#released;
     if (this.#ownsPool) await this.#ctx.pool.end();
   }
 

@@ -34,7 +34,7 @@ export class PostgresSegmentWriter implements SegmentWriter {
   readonly segmentId: string;
   readonly #ctx: StoreContext;
   readonly #segmentNo: string;
-  readonly #onClose: (writer: PostgresSegmentWriter) => void;
+  readonly #onClose: (writer: PostgresSegmentWriter) => Promise<void>;
   #token: string;
   #nextSeq: number;
   #queue: Promise<void> = Promise.resolve();
@@ -43,7 +43,7 @@ export class PostgresSegmentWriter implements SegmentWriter {
   #closing: Promise<void> | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
 
-  constructor(ctx: StoreContext, start: WriterStart, onClose: (writer: PostgresSegmentWriter) => void) {
+  constructor(ctx: StoreContext, start: WriterStart, onClose: (writer: PostgresSegmentWriter) => Promise<void>) {
     this.#ctx = ctx;
     this.segmentId = start.segmentId;
     this.#segmentNo = start.segmentNo;
@@ -235,16 +235,18 @@ export class PostgresSegmentWriter implements SegmentWriter {
     if (rowCount !== 1) await this.#fence(this.#nextSeq);
   }
 
-  /** Waits for pending appends, then gives the lease back (if the database is out of reach, it runs out by itself). Idempotent. */
+  /** Waits for pending appends, then gives the leases back (if the database is out of reach, they run out by themselves). Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       clearInterval(this.#heartbeat);
       this.#heartbeat = undefined;
       await this.#queue;
-      this.#onClose(this);
-      if (this.#fenced !== undefined) return;
-      const { sql, podId, pool } = this.#ctx;
-      await pool.query(sql.release, [podId, this.#segmentNo, this.#token]).catch(() => undefined);
+      if (this.#fenced === undefined) {
+        const { sql, podId, pool } = this.#ctx;
+        await pool.query(sql.release, [podId, this.#segmentNo, this.#token]).catch(() => undefined);
+      }
+      // The store gives the pod's lease back after the segment's, when this was its last writer.
+      await this.#onClose(this);
     })();
     return this.#closing;
   }

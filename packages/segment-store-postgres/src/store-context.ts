@@ -100,6 +100,27 @@ function statements(s: string) {
         to_char(lease_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires,
         GREATEST(0, ceil(extract(epoch FROM lease_expires_at - now()) * 1000))::bigint::text AS remaining_ms
       FROM ${s}.segments WHERE pod_id = $1 AND segment_no = $2`,
+    // $1 pod. Under the pod's advisory lock: who holds the pod's writer lease, and whether it ran out.
+    podHolder: `SELECT writer_token::text AS token, writer_host, writer_pid, lease_expires_at < now() AS expired,
+        to_char(lease_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires,
+        GREATEST(0, ceil(extract(epoch FROM lease_expires_at - now()) * 1000))::bigint::text AS remaining_ms
+      FROM ${s}.pod_writers WHERE pod_id = $1`,
+    // $1 pod, $2 token, $3 host, $4 pid, $5 lease ms
+    podTake: `INSERT INTO ${s}.pod_writers AS w (pod_id, writer_token, writer_epoch, writer_host, writer_pid, lease_expires_at)
+      VALUES ($1, $2, 1, $3, $4, ${lease.replace("$LEASE", "$5")})
+      ON CONFLICT (pod_id) DO UPDATE SET writer_token = $2, writer_epoch = w.writer_epoch + 1, writer_host = $3,
+        writer_pid = $4, lease_expires_at = ${lease.replace("$LEASE", "$5")}`,
+    // $1 pod. A new pod holder fences every segment writer left from before (waits for their appends in flight).
+    podFenceSegments: `UPDATE ${s}.segments SET writer_token = NULL, writer_host = NULL, writer_pid = NULL, lease_expires_at = NULL
+      WHERE pod_id = $1 AND writer_token IS NOT NULL`,
+    // $1 pod, $2 token
+    podHeld: `SELECT 1 FROM ${s}.pod_writers WHERE pod_id = $1 AND writer_token = $2`,
+    // $1 pod, $2 token, $3 lease ms
+    podRenew: `UPDATE ${s}.pod_writers SET lease_expires_at = ${lease.replace("$LEASE", "$3")}
+      WHERE pod_id = $1 AND writer_token = $2`,
+    // $1 pod, $2 token
+    podRelease: `UPDATE ${s}.pod_writers SET writer_token = NULL, writer_host = NULL, writer_pid = NULL, lease_expires_at = NULL
+      WHERE pod_id = $1 AND writer_token = $2`,
     read: `SELECT body FROM ${s}.records WHERE pod_id = $1 AND segment_no = $2 ORDER BY seq`,
     list: `SELECT segment_no::text AS segment_no FROM ${s}.segments AS seg WHERE pod_id = $1 ORDER BY seg.segment_no`,
   };

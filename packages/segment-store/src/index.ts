@@ -1,6 +1,7 @@
 export type {
   OpenSegmentOptions,
   OpenSegmentResult,
+  PodWriterLock,
   ReadSegmentResult,
   SegmentStore,
   SegmentWarning,

@@ -142,9 +142,9 @@ describe("FileSegmentStore files", () => {
   it("lock_file_holds_the_pid_while_a_writer_is_open", async () => {
     const store = new FileSegmentStore(dir);
     const writer = await store.createSegment(start);
-    const lock = store.lockFile(writer.segmentId);
+    const lock = store.podLockFile;
     expect((await readFile(lock, "utf8")).split("\n").slice(0, 2)).toEqual([String(process.pid), hostname()]);
-    const error = await storeRejection(store.openSegment(writer.segmentId));
+    const error = await storeRejection(new FileSegmentStore(dir).openSegment(writer.segmentId));
     expect(error.code).toBe("SEGMENT_LOCKED");
     expect(error.file).toBe(lock);
     expect(error.message).toContain(`process ${process.pid}`);
@@ -158,13 +158,13 @@ describe("FileSegmentStore files", () => {
     const { id } = await writeLog(store);
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
     expect(typeof dead).toBe("number");
-    await writeFile(store.lockFile(id), `${dead}\n${hostname()}\nold-token\n`);
+    await writeFile(store.podLockFile, `${dead}\n${hostname()}\nold-token\n`);
     const opened = await store.openSegment(id);
     expect(opened.records).toEqual(RECORDS);
     expect(opened.warnings).toEqual([
-      { code: "SEGMENT_LOCK_STALE", message: expect.stringContaining(`process ${dead}`), file: store.lockFile(id) },
+      { code: "SEGMENT_LOCK_STALE", message: expect.stringContaining(`process ${dead}`), file: store.podLockFile },
     ]);
-    expect((await readFile(store.lockFile(id), "utf8")).startsWith(`${process.pid}\n`)).toBe(true);
+    expect((await readFile(store.podLockFile, "utf8")).startsWith(`${process.pid}\n`)).toBe(true);
     await opened.writer.close();
     expect((await readdir(dir)).sort()).toEqual([`${id}.jsonl`]);
   });
@@ -172,7 +172,7 @@ describe("FileSegmentStore files", () => {
   it("lock_naming_this_process_but_not_held_by_it_is_stale", async () => {
     const store = new FileSegmentStore(dir);
     const { id } = await writeLog(store);
-    await writeFile(store.lockFile(id), `${process.pid}\n${hostname()}\nfrom-an-earlier-process\n`);
+    await writeFile(store.podLockFile, `${process.pid}\n${hostname()}\nfrom-an-earlier-process\n`);
     const opened = await store.openSegment(id);
     expect(opened.warnings.map((warning) => warning.code)).toEqual(["SEGMENT_LOCK_STALE"]);
     await opened.writer.close();
@@ -185,10 +185,10 @@ describe("FileSegmentStore files", () => {
     // (An empty or unparsable lock is crash debris since issue 16: see the test below.)
     const holders = [`${process.ppid}\n${hostname()}\nx\n`, `${dead}\nanother-host.example\nx\n`];
     for (const holder of holders) {
-      await writeFile(store.lockFile(id), holder);
+      await writeFile(store.podLockFile, holder);
       const error = await storeRejection(store.openSegment(id));
       expect(error.code).toBe("SEGMENT_LOCKED");
-      expect(await readFile(store.lockFile(id), "utf8")).toBe(holder);
+      expect(await readFile(store.podLockFile, "utf8")).toBe(holder);
     }
     expect(Buffer.compare(await readFile(store.segmentFile(id)), data)).toBe(0);
   });
@@ -197,17 +197,17 @@ describe("FileSegmentStore files", () => {
     const store = new FileSegmentStore(dir);
     const { id } = await writeLog(store);
     for (const debris of ["", "garbage", "\n\n", "\u0000\u0000\u0000\u0000"]) {
-      await writeFile(store.lockFile(id), debris);
+      await writeFile(store.podLockFile, debris);
       const opened = await store.openSegment(id);
       expect(opened.records).toEqual(RECORDS);
       expect(opened.warnings).toEqual([
         {
           code: "SEGMENT_LOCK_STALE",
           message: expect.stringContaining("empty or unreadable"),
-          file: store.lockFile(id),
+          file: store.podLockFile,
         },
       ]);
-      expect((await readFile(store.lockFile(id), "utf8")).split("\n").slice(0, 2)).toEqual([
+      expect((await readFile(store.podLockFile, "utf8")).split("\n").slice(0, 2)).toEqual([
         String(process.pid),
         hostname(),
       ]);
@@ -221,21 +221,21 @@ describe("FileSegmentStore files", () => {
     // whole; no temp file or empty lock is left behind, also when the lock is refused.
     const store = new FileSegmentStore(dir);
     const writer = await store.createSegment(start);
-    const lock = store.lockFile(writer.segmentId);
+    const lock = store.podLockFile;
     const content = await readFile(lock, "utf8");
     expect(content.split("\n")).toHaveLength(5);
     expect(content.split("\n")[3]).toMatch(/^(linux|node):/);
     expect((await stat(lock)).nlink).toBe(1);
-    expect((await storeRejection(store.openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
+    expect((await storeRejection(new FileSegmentStore(dir).openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
     expect(await readFile(lock, "utf8")).toBe(content);
-    expect((await readdir(dir)).sort()).toEqual([`${writer.segmentId}.jsonl`, `${writer.segmentId}.lock`]);
+    expect((await readdir(dir)).sort()).toEqual(["pod.lock", `${writer.segmentId}.jsonl`]);
     await writer.close();
   });
 
   it("lock_of_an_earlier_process_with_the_same_pid_is_stale", async () => {
     const store = new FileSegmentStore(dir);
     const { id } = await writeLog(store);
-    await writeFile(store.lockFile(id), `${process.pid}\n${hostname()}\nold\nlinux:another-boot:1\n`);
+    await writeFile(store.podLockFile, `${process.pid}\n${hostname()}\nold\nlinux:another-boot:1\n`);
     const opened = await store.openSegment(id);
     expect(opened.warnings.map((warning) => warning.message)).toEqual([
       expect.stringContaining(`earlier process with the same pid ${process.pid}`),
@@ -305,12 +305,14 @@ describe("FileSegmentStore files", () => {
     const store = new FileSegmentStore(dir);
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
     await writeFile(join(dir, `${formatSegmentId(1)}.jsonl.tmp`), '{"seq":0,"crc":"00');
-    await writeFile(store.lockFile(formatSegmentId(1)), `${dead}\n${hostname()}\nx\n`);
+    // A per-segment lock of an earlier version: debris now, removed with the temp file.
+    await writeFile(join(dir, `${formatSegmentId(1)}.lock`), `${dead}\n${hostname()}\nx\n`);
     expect(await store.listSegments()).toEqual([]);
     const writer = await store.createSegment(start);
     expect(writer.segmentId).toBe(formatSegmentId(2));
     await writer.close();
     expect(await store.listSegments()).toEqual([formatSegmentId(2)]);
+    expect(await readdir(dir)).toEqual([`${formatSegmentId(2)}.jsonl`]);
   });
 
   it("reads_a_100000_record_segment", async () => {
@@ -339,12 +341,14 @@ describe("FileSegmentStore files", () => {
 
 describe("FileSegmentStore createSegment", () => {
   it("lock_file_format_is_pid_host_uuid_token_and_process_identity", async () => {
-    // Read by the current code and by older versions in other processes: four lines, the
-    // third a version 4 UUID, as Web Crypto's randomUUID made them before.
+    // Four lines, the third a random version 4 UUID (crypto.randomUUID), new for every lock.
     const store = new FileSegmentStore(dir);
-    const first = await store.createSegment(start);
-    const second = await store.createSegment(start);
-    const contents = await Promise.all([first, second].map((w) => readFile(store.lockFile(w.segmentId), "utf8")));
+    const contents: string[] = [];
+    for (let n = 0; n < 2; n += 1) {
+      const writer = await store.createSegment(start);
+      contents.push(await readFile(store.podLockFile, "utf8"));
+      await writer.close();
+    }
     for (const content of contents) {
       const [pid, host, token, processId, rest] = content.split("\n");
       expect([pid, host, rest]).toEqual([String(process.pid), hostname(), ""]);
@@ -352,16 +356,14 @@ describe("FileSegmentStore createSegment", () => {
       expect(processId).toMatch(/^(linux|node):/);
     }
     expect(contents[0]?.split("\n")[2]).not.toBe(contents[1]?.split("\n")[2]);
-    await first.close();
-    await second.close();
-    expect(await readdir(dir)).toEqual([`${first.segmentId}.jsonl`, `${second.segmentId}.jsonl`]);
+    expect((await readdir(dir)).sort()).toEqual([`${formatSegmentId(1)}.jsonl`, `${formatSegmentId(2)}.jsonl`]);
   });
 
   it("creates_its_missing_directory_and_leaves_only_the_segment_and_its_lock", async () => {
     const store = new FileSegmentStore(join(dir, "x", "y"));
     const writer = await store.createSegment(start);
     expect(writer.segmentId).toBe(formatSegmentId(1));
-    expect((await readdir(store.dir)).sort()).toEqual([`${writer.segmentId}.jsonl`, `${writer.segmentId}.lock`]);
+    expect((await readdir(store.dir)).sort()).toEqual(["pod.lock", `${writer.segmentId}.jsonl`]);
     await writer.append(message(0));
     await writer.close();
     expect((await store.readSegment(writer.segmentId)).records).toEqual([start, message(0)]);
@@ -377,8 +379,9 @@ describe("FileSegmentStore createSegment", () => {
     expect(await readFile(path, "utf8")).toBe("not a directory");
   });
 
-  it("interrupted_create_with_a_unique_temp_name_leaves_no_segment_and_its_id_is_skipped", async () => {
-    // What a crash during createSegment leaves now: the start record's temp file, never listed.
+  it("interrupted_create_leaves_a_temp_file_that_the_next_writer_removes_and_its_id_is_skipped", async () => {
+    // What a kill during createSegment leaves: the start record's temp file, never listed,
+    // and removed by the next process that takes the pod's writer lock.
     const store = new FileSegmentStore(dir);
     const debris = `${formatSegmentId(4)}.jsonl.0b5c3f2e-5d1a-4c2b-9f7e-1a2b3c4d5e6f.tmp`;
     await writeFile(join(dir, debris), encodeSegmentLine(0, JSON.stringify(start)));
@@ -387,30 +390,40 @@ describe("FileSegmentStore createSegment", () => {
     expect(writer.segmentId).toBe(formatSegmentId(5));
     await writer.close();
     expect(await store.listSegments()).toEqual([formatSegmentId(5)]);
-    expect((await readdir(dir)).sort()).toEqual([debris, `${formatSegmentId(5)}.jsonl`]);
+    expect((await readdir(dir)).sort()).toEqual([`${formatSegmentId(5)}.jsonl`]);
   });
 
-  it("concurrent_creates_in_several_instances_take_distinct_ids_and_leave_no_temp_files", async () => {
-    // Creates that list the directory at the same time try the same ids: the lock sends all
-    // but one to the next id, each with its own start record, already durable in its temp file.
+  it("concurrent_creates_in_several_instances_one_instance_writes_the_others_are_locked", async () => {
+    // One writer per pod: of three instances creating at once, one gets the pod's lock and
+    // creates all of its segments (distinct ids); the others write nothing.
     const stores = [0, 1, 2].map(() => new FileSegmentStore(dir));
     for (let round = 0; round < 4; round += 1) {
-      const writers = await Promise.all(
+      const results = await Promise.allSettled(
         Array.from({ length: 9 }, (_, i) =>
           (stores[i % 3] as FileSegmentStore).createSegment({ ...start, systemPrompt: `prompt ${round}.${i}` }),
         ),
       );
-      // Half are closed before the others' files are read: a closed writer's lock is gone, its file stays.
-      await Promise.all(writers.filter((_, i) => i % 2 === 0).map((w) => w.close()));
-      for (const [i, writer] of writers.entries()) {
+      const winners = new Set<number>();
+      const writers: [number, SegmentWriter][] = [];
+      for (const [i, result] of results.entries()) {
+        if (result.status === "fulfilled") {
+          winners.add(i % 3);
+          writers.push([i, result.value]);
+        } else {
+          expect(SegmentStoreError.is(result.reason) && result.reason.code).toBe("SEGMENT_LOCKED");
+        }
+      }
+      expect(winners.size).toBe(1);
+      expect(writers).toHaveLength(3);
+      for (const [i, writer] of writers) {
         const { records } = await stores[0]!.readSegment(writer.segmentId);
         expect(records).toEqual([{ ...start, systemPrompt: `prompt ${round}.${i}` }]);
       }
-      await Promise.all(writers.filter((_, i) => i % 2 === 1).map((w) => w.close()));
-      expect(new Set(writers.map((w) => w.segmentId)).size).toBe(9);
+      await Promise.all(writers.map(([, w]) => w.close()));
+      expect(new Set(writers.map(([, w]) => w.segmentId)).size).toBe(3);
     }
     const ids = await stores[0]!.listSegments();
-    expect(ids).toHaveLength(36);
+    expect(ids).toHaveLength(12);
     expect((await readdir(dir)).sort()).toEqual(ids.map((id) => `${id}.jsonl`));
   });
 
@@ -418,9 +431,9 @@ describe("FileSegmentStore createSegment", () => {
     "start_record_that_cannot_be_written_releases_the_lock_and_leaves_nothing",
     async () => {
       // A directory path so long that the lock's temp name fits in PATH_MAX (4096 with its NUL)
-      // and the segment's temp name, one byte longer, does not: the lock is taken, the start
+      // and the segment's temp name, a few bytes longer, does not: the lock is taken, the start
       // record fails, and the create reports it for the segment file with nothing left behind.
-      const lockTemp = `/${formatSegmentId(1)}.lock.${"0".repeat(36)}.tmp`.length;
+      const lockTemp = `/pod.lock.${process.pid}.${"0".repeat(36)}.tmp`.length;
       let deep = dir;
       while (4095 - lockTemp - deep.length > 250) deep = join(deep, "d".repeat(199));
       deep = join(deep, "e".repeat(4095 - lockTemp - deep.length - 1));

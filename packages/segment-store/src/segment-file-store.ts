@@ -1,15 +1,24 @@
-import { link, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { link, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { SegmentStoreError, segmentIoError, systemErrorCode } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord, type SegmentScan } from "./segment-codec.ts";
 import { FileSegmentWriter } from "./segment-file-writer.ts";
 import { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";
-import { acquireSegmentLock } from "./segment-lock.ts";
-import { randomToken } from "./segment-token.ts";
+import {
+  acquirePodWriterLock,
+  LOCK_CLAIM,
+  LOCK_TEMP,
+  POD_LOCK_NAME,
+  type PodWriterFileLock,
+  processGone,
+} from "./pod-writer-lock.ts";
+import { PRIVATE_FILE, privateFileMode } from "./private-files.ts";
 import type { SegmentStartRecord } from "./segment-record.ts";
 import type {
   OpenSegmentOptions,
   OpenSegmentResult,
+  PodWriterLock,
   ReadSegmentResult,
   SegmentStore,
   SegmentWarning,
@@ -18,6 +27,10 @@ import type {
 
 const SEGMENT_FILE = /^(seg-[0-9]{10,})\.jsonl$/;
 const SEGMENT_ARTIFACT = /^(seg-[0-9]{10,})\.(?:jsonl|lock|jsonl\.tmp)(?:\..*)?$/;
+/** A segment's temp file (`<id>.jsonl.<token>.tmp`, `<id>.jsonl.tmp` before issue 16): debris unless a create is running. */
+const SEGMENT_TEMP = /^seg-[0-9]{10,}\.jsonl\.(?:.+\.)?tmp$/;
+/** Per-segment lock files of versions before the pod lock (issue 27), with their temp and aside names. */
+const LEGACY_SEGMENT_LOCK = /^seg-[0-9]{10,}\.lock(?:\..*)?$/;
 const DIR_SYNC_UNSUPPORTED = new Set(["EISDIR", "EINVAL", "EPERM", "EBADF", "ENOTSUP", "EOPNOTSUPP"]);
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
 
@@ -88,7 +101,8 @@ function writeTempSegment(temp: string, line: Buffer): Promise<WrittenTemp> {
   return (async (): Promise<WrittenTemp> => {
     let handle: FileHandle | undefined;
     try {
-      handle = await open(temp, "wx");
+      handle = await open(temp, "wx", PRIVATE_FILE);
+      await privateFileMode(handle);
       const { bytesWritten } = await handle.write(line, 0, line.length, 0);
       if (bytesWritten !== line.length) throw new Error(`short write (${bytesWritten} of ${line.length} bytes)`);
       await handle.sync();
@@ -118,18 +132,34 @@ function counterAfter(names: readonly string[]): number {
   return max + 1;
 }
 
+/** The pod's writer lock as one store instance holds it: shared by its writers and `lockPod()` callers. */
+interface PodHold {
+  readonly acquired: Promise<{ lock: PodWriterFileLock; warnings: SegmentWarning[] }>;
+  users: number;
+  warned: boolean;
+}
+
 /**
  * The embedded segment store: one `<id>.jsonl` file per segment in `dir` (line format in
- * `segment-codec.ts`), an exclusive `<id>.lock` per open writer. A segment file appears
- * (by hard link from `<id>.jsonl.<token>.tmp`) only once its start record is durable, so a crash
- * during `createSegment` leaves no half-made segment behind — an empty or start-less
- * segment file is therefore reported as `SEGMENT_CORRUPT`.
+ * `segment-codec.ts`) and the pod's writer lock `pod.lock` (see `pod-writer-lock.ts`), held
+ * while this instance has a writer open or a `lockPod()` unreleased. A segment file appears
+ * (by hard link from `<id>.jsonl.<token>.tmp`) only once its start record is durable, so a
+ * crash during `createSegment` leaves no half-made segment behind — an empty or start-less
+ * segment file is therefore reported as `SEGMENT_CORRUPT`. Whoever takes the lock removes the
+ * debris of killed writers (temp files, claims, old per-segment locks). Directories it creates
+ * (parents too) are 0700, files 0600, whatever the umask.
  */
 export class FileSegmentStore implements SegmentStore {
   /** Absolute directory holding the segment files. */
   readonly dir: string;
+  #hold: PodHold | undefined;
+  #released: Promise<void> = Promise.resolve();
+  /** The next segment counter, known while the pod lock is held (nobody else creates then). */
+  #counter = 1;
+  /** Segments this instance has a writer open on. */
+  readonly #open = new Set<string>();
 
-  /** A store in `dir` (created on the first `createSegment`). */
+  /** A store in `dir` (created, with its missing parents, when the pod's writer lock is first taken). */
   constructor(dir: string) {
     this.dir = resolve(dir);
   }
@@ -139,79 +169,148 @@ export class FileSegmentStore implements SegmentStore {
     return join(this.dir, `${segmentId}.jsonl`);
   }
 
-  /** Path of a segment's lock file. */
-  lockFile(segmentId: string): string {
-    return join(this.dir, `${segmentId}.lock`);
+  /** Path of the pod's writer lock file. */
+  get podLockFile(): string {
+    return join(this.dir, POD_LOCK_NAME);
+  }
+
+  async lockPod(): Promise<PodWriterLock> {
+    const warnings = await this.#enter();
+    let released: Promise<void> | undefined;
+    return {
+      warnings,
+      release: () => {
+        released ??= this.#leave();
+        return released;
+      },
+    };
+  }
+
+  /** Takes a share of the pod's writer lock (the first share takes the lock); its warnings go to the first taker. */
+  async #enter(): Promise<SegmentWarning[]> {
+    if (this.#hold === undefined) {
+      this.#hold = { acquired: this.#released.then(() => this.#acquire()), users: 0, warned: false };
+    }
+    const hold = this.#hold;
+    hold.users += 1;
+    try {
+      const { warnings } = await hold.acquired;
+      if (hold.warned) return [];
+      hold.warned = true;
+      return warnings;
+    } catch (error) {
+      hold.users -= 1;
+      if (this.#hold === hold) this.#hold = undefined;
+      throw error;
+    }
+  }
+
+  /** Gives a share back; the last one releases the lock. */
+  #leave(): Promise<void> {
+    const hold = this.#hold;
+    if (hold === undefined) return Promise.resolve();
+    hold.users -= 1;
+    if (hold.users > 0) return Promise.resolve();
+    this.#hold = undefined;
+    const released = hold.acquired.then(
+      ({ lock }) => lock.release(),
+      () => undefined,
+    );
+    this.#released = released.catch(() => undefined);
+    return released;
+  }
+
+  async #acquire(): Promise<{ lock: PodWriterFileLock; warnings: SegmentWarning[] }> {
+    const acquired = await acquirePodWriterLock(this.podLockFile);
+    try {
+      this.#counter = await this.#removeDebris(acquired.lock);
+    } catch (error) {
+      await acquired.lock.release().catch(() => undefined);
+      throw error;
+    }
+    return acquired;
+  }
+
+  /**
+   * Under the pod's lock nobody else creates a segment, so every segment temp file is debris of
+   * a killed create; so are claims on replaced locks, lock temp files of processes that run no
+   * more, and the per-segment lock files of earlier versions. Returns the next segment counter.
+   */
+  async #removeDebris(lock: PodWriterFileLock): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      throw segmentIoError(this.dir, "list the segment directory", error);
+    }
+    const debris = names.filter((name) => {
+      if (SEGMENT_TEMP.test(name) || LEGACY_SEGMENT_LOCK.test(name)) return true;
+      const claimed = LOCK_CLAIM.exec(name)?.[1];
+      if (claimed !== undefined) return claimed !== lock.contentId;
+      const pid = LOCK_TEMP.exec(name)?.[1];
+      return pid !== undefined && Number(pid) !== process.pid && processGone(Number(pid));
+    });
+    await Promise.all(debris.map((name) => unlink(join(this.dir, name)).catch(() => undefined)));
+    return counterAfter(names);
   }
 
   /*
-   * A create, in thread-pool round trips one after the other (a `pod run --new` waits for all
-   * of them before its first request): the directory is listed (made only when missing) while
-   * it is opened for the final fsync; then the start record is written to a temp file of its
-   * own name and fsynced while the id's lock is taken; then the temp file is linked into place
-   * and the directory fsynced while both temp names are removed. The segment file still
-   * appears only once its start record is durable and only under the id's lock, and the call
-   * resolves only after the directory fsync. The temp file needs no lock: its name is unique
-   * (`<id>.jsonl.<token>.tmp`), and a crash leaves it as debris that is never listed, only
-   * counted, as `<id>.jsonl.tmp` was.
+   * A create under the pod's lock (taken first if this instance does not hold it): the start
+   * record is written to a temp file of its own name and fsynced while the directory is
+   * opened for its fsync; then the temp file is linked into place and the directory fsynced
+   * while the temp name is removed. The segment file appears only once its start record is
+   * durable, and the call resolves only after the directory fsync.
    */
   async createSegment(start: SegmentStartRecord): Promise<SegmentWriter> {
     const json = serializeSegmentRecord(start, "(new)", "segment_start");
     const line = encodeSegmentLine(0, json);
-    let directory = openDirectory(this.dir);
-    let counter = await this.#listedCounter();
-    if (counter === undefined) {
-      try {
-        await mkdir(this.dir, { recursive: true });
-      } catch (error) {
-        await discardDirectory(directory);
-        throw segmentIoError(this.dir, "create the segment directory", error);
-      }
-      if ((await directory).handle === undefined) directory = openDirectory(this.dir);
-      counter = await this.#nextCounter().catch(async (error: unknown) => {
-        await discardDirectory(directory);
-        throw error;
-      });
-    }
-    const temp = `${this.segmentFile(formatSegmentId(counter))}.${randomToken()}.tmp`;
+    await this.#enter();
+    let counter = this.#counter;
+    this.#counter += 1;
+    const directory = openDirectory(this.dir);
+    const temp = `${this.segmentFile(formatSegmentId(counter))}.${randomUUID()}.tmp`;
     const written = writeTempSegment(temp, line);
-    for (; ; counter += 1) {
+    let handle: FileHandle | undefined;
+    let file = this.segmentFile(formatSegmentId(counter));
+    try {
+      const outcome = await written;
+      if (outcome.handle === undefined) throw outcome.error;
+      handle = outcome.handle;
+      // An id taken by a writer that does not lock (or a hand-made file): the next id, same temp file.
+      while (!(await this.#linkNew(temp, file))) {
+        counter = Math.max(counter, this.#counter);
+        this.#counter = counter + 1;
+        file = this.segmentFile(formatSegmentId(counter));
+      }
       const segmentId = formatSegmentId(counter);
-      const file = this.segmentFile(segmentId);
-      let acquired: Awaited<ReturnType<typeof acquireSegmentLock>>;
-      try {
-        acquired = await acquireSegmentLock(this.lockFile(segmentId), segmentId);
-      } catch (error) {
-        if (SegmentStoreError.is(error) && error.code === "SEGMENT_LOCKED") continue;
-        await Promise.all([discardTempSegment(temp, written), discardDirectory(directory)]);
-        throw error;
-      }
-      const { lock, cleanup } = acquired;
-      let handle: FileHandle | undefined;
-      try {
-        const outcome = await written;
-        if (outcome.handle === undefined) throw outcome.error;
-        handle = outcome.handle;
-        if (!(await this.#linkNew(temp, file))) {
-          // The id was taken by a writer that does not lock (or a hand-made file): the next
-          // id, with the same temp file, already durable.
-          await Promise.all([lock.release(), cleanup]);
-          continue;
-        }
-        const removed = unlink(temp).catch(() => undefined);
-        await Promise.all([syncDirectory(this.dir, directory), removed, cleanup]);
-        return new FileSegmentWriter(segmentId, file, handle, lock, 1, line.length);
-      } catch (error) {
-        await Promise.all([
-          handle === undefined ? discardTempSegment(temp, written) : handle.close().catch(() => undefined),
-          unlink(temp).catch(() => undefined),
-          lock.release().catch(() => undefined),
-          cleanup,
-          discardDirectory(directory),
-        ]);
-        throw segmentIoError(file, "create the segment file", error);
-      }
+      this.#open.add(segmentId);
+      const removed = unlink(temp).catch(() => undefined);
+      await Promise.all([syncDirectory(this.dir, directory), removed]);
+      return new FileSegmentWriter(segmentId, file, handle, this.#release(segmentId), 1, line.length);
+    } catch (error) {
+      await Promise.all([
+        handle === undefined ? discardTempSegment(temp, written) : handle.close().catch(() => undefined),
+        unlink(temp).catch(() => undefined),
+        discardDirectory(directory),
+      ]);
+      this.#open.delete(formatSegmentId(counter));
+      await this.#leave();
+      throw segmentIoError(file, "create the segment file", error);
     }
+  }
+
+  /** What a writer calls on close: its segment is free again in this instance, and its share of the pod lock given back. */
+  #release(segmentId: string): { release(): Promise<void> } {
+    let released: Promise<void> | undefined;
+    return {
+      release: () => {
+        released ??= (async () => {
+          this.#open.delete(segmentId);
+          await this.#leave();
+        })();
+        return released;
+      },
+    };
   }
 
   /** Gives `temp` the name `file` unless `file` exists; false when it does. */
@@ -236,28 +335,6 @@ export class FileSegmentStore implements SegmentStore {
     if (exists) return false;
     await rename(temp, file);
     return true;
-  }
-
-  /** The next free counter by the names in the directory; undefined when it cannot be listed. */
-  async #listedCounter(): Promise<number | undefined> {
-    try {
-      return counterAfter(await readdir(this.dir));
-    } catch {
-      // Missing (made next), or not listable: the directory is then made as before
-      // (`mkdir` reports what is wrong with it) and listed once more.
-      return undefined;
-    }
-  }
-
-  async #nextCounter(): Promise<number> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch (error) {
-      if (systemErrorCode(error) === "ENOENT") return 1;
-      throw segmentIoError(this.dir, "list the segment directory", error);
-    }
-    return counterAfter(names);
   }
 
   #checkId(segmentId: string): void {
@@ -300,7 +377,22 @@ export class FileSegmentStore implements SegmentStore {
       if (systemErrorCode(error) === "ENOENT") throw this.#notFound(segmentId, file);
       throw segmentIoError(file, "open the segment", error);
     }
-    const { lock, warnings, cleanup } = await acquireSegmentLock(this.lockFile(segmentId), segmentId);
+    if (this.#open.has(segmentId)) {
+      throw new SegmentStoreError(
+        "SEGMENT_LOCKED",
+        `segment ${segmentId} already has a writer open in this store instance; only one writer may append to a segment. Close that writer first.`,
+        { file },
+      );
+    }
+    this.#open.add(segmentId);
+    let warnings: SegmentWarning[];
+    try {
+      warnings = await this.#enter();
+    } catch (error) {
+      this.#open.delete(segmentId);
+      throw error;
+    }
+    const lock = this.#release(segmentId);
     let handle: FileHandle | undefined;
     try {
       try {
@@ -325,12 +417,11 @@ export class FileSegmentStore implements SegmentStore {
         await handle.sync();
         warnings.push(this.#tailWarning(file, scan, data.length, true));
       }
-      await cleanup;
       const writer = new FileSegmentWriter(segmentId, file, handle, lock, scan.records.length, scan.validLength);
       return { records: scan.records, writer, warnings };
     } catch (error) {
       await handle?.close().catch(() => undefined);
-      await Promise.all([lock.release().catch(() => undefined), cleanup]);
+      await lock.release().catch(() => undefined);
       throw segmentIoError(file, "open the segment", error);
     }
   }

@@ -2,16 +2,20 @@ import { errorText } from "@insomnia/errors";
 import type { FileHandle } from "node:fs/promises";
 import { SegmentStoreError } from "./segment-store-error.ts";
 import { encodeSegmentLine, serializeSegmentRecord } from "./segment-codec.ts";
-import type { SegmentLock } from "./segment-lock.ts";
 import type { SegmentRecord } from "./segment-record.ts";
 import type { SegmentWriter } from "./segment-store.ts";
+
+/** What a writer gives back on close: its segment, and its share of the pod's writer lock. */
+export interface SegmentHold {
+  release(): Promise<void>;
+}
 
 /** Appends to one segment file: one write call per record line, fsynced before it resolves. */
 export class FileSegmentWriter implements SegmentWriter {
   readonly segmentId: string;
   readonly #file: string;
   readonly #handle: FileHandle;
-  readonly #lock: SegmentLock;
+  readonly #lock: SegmentHold;
   #nextSeq: number;
   #position: number;
   #queue: Promise<void> = Promise.resolve();
@@ -23,7 +27,7 @@ export class FileSegmentWriter implements SegmentWriter {
     segmentId: string,
     file: string,
     handle: FileHandle,
-    lock: SegmentLock,
+    lock: SegmentHold,
     nextSeq: number,
     position: number,
   ) {
@@ -90,7 +94,7 @@ export class FileSegmentWriter implements SegmentWriter {
     this.#nextSeq += 1;
   }
 
-  /** Waits for pending appends, closes the file and removes the lock file. Idempotent. */
+  /** Waits for pending appends, closes the file and gives the segment back (the last writer of the store releases the pod lock). Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#queue;

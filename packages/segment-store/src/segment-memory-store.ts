@@ -2,7 +2,13 @@ import { SegmentStoreError } from "./segment-store-error.ts";
 import { serializeSegmentRecord } from "./segment-codec.ts";
 import { compareSegmentIds, formatSegmentId } from "./segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
-import type { OpenSegmentResult, ReadSegmentResult, SegmentStore, SegmentWriter } from "./segment-store.ts";
+import type {
+  OpenSegmentResult,
+  PodWriterLock,
+  ReadSegmentResult,
+  SegmentStore,
+  SegmentWriter,
+} from "./segment-store.ts";
 
 interface MemorySegment {
   // Records are kept as their JSON text, so readers get fresh copies with the same
@@ -11,10 +17,17 @@ interface MemorySegment {
   locked: boolean;
 }
 
-/** A {@link SegmentStore} in memory, with the file store's semantics minus durability; for tests and embedders. */
+/**
+ * A {@link SegmentStore} in memory, with the file store's semantics minus durability; for tests
+ * and embedders. The instance is the whole pod, so its pod writer lock is always its own.
+ */
 export class MemorySegmentStore implements SegmentStore {
   readonly #segments = new Map<string, MemorySegment>();
   #counter = 0;
+
+  async lockPod(): Promise<PodWriterLock> {
+    return { warnings: [], release: async () => {} };
+  }
 
   async createSegment(start: SegmentStartRecord): Promise<SegmentWriter> {
     const json = serializeSegmentRecord(start, "(new)", "segment_start");

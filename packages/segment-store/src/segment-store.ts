@@ -4,14 +4,14 @@ import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
 export interface SegmentWarning {
   /**
    * `SEGMENT_TAIL_RECOVERED`: a torn or garbage tail (an append that never completed) was cut off.
-   * `SEGMENT_LOCK_STALE`: the segment's lock belonged to a process that no longer runs and was taken over.
+   * `SEGMENT_LOCK_STALE`: the pod's (or a segment's) writer lock belonged to a process that no longer runs and was taken over.
    */
   readonly code: "SEGMENT_TAIL_RECOVERED" | "SEGMENT_LOCK_STALE";
   readonly message: string;
   readonly file?: string;
 }
 
-/** Appends records to one segment; holds that segment's exclusive lock until closed. */
+/** Appends records to one segment; holds that segment, and a share of the pod's writer lock, until closed. */
 export interface SegmentWriter {
   readonly segmentId: string;
   /**
@@ -44,11 +44,32 @@ export interface OpenSegmentResult extends ReadSegmentResult {
   readonly writer: SegmentWriter;
 }
 
-/** Append-only storage of segment logs; an interface so that a shared database can back it. */
+/** The pod's writer lock as {@link SegmentStore.lockPod} took it. */
+export interface PodWriterLock {
+  /** `SEGMENT_LOCK_STALE` when a lock left by a dead writer was taken over. */
+  readonly warnings: SegmentWarning[];
+  /** Gives this share back; the lock is released once the store's writers are closed too. Idempotent. */
+  release(): Promise<void>;
+}
+
+/**
+ * Append-only storage of the segment logs of one pod; an interface so that a shared database
+ * can back it. One writer per pod: a store instance takes the pod's writer lock for its first
+ * writer (or `lockPod()`) and holds it until the last one is closed (and released); every
+ * other instance, thread, process or machine gets `SEGMENT_LOCKED` for `createSegment`,
+ * `openSegment` and `lockPod` meanwhile, with nothing written. Reads never lock.
+ */
 export interface SegmentStore {
-  /** Starts a new segment whose first record is `start`; its id sorts after every existing id. */
+  /**
+   * Takes the pod's writer lock for this instance, so that the caller can decide under it what
+   * to write (restore the latest segment, or start one): take it before `latestSegment()`, or
+   * two processes that start one new pod at once both see no segment and fork it. A
+   * SegmentStoreError `SEGMENT_LOCKED` when another holds it.
+   */
+  lockPod(): Promise<PodWriterLock>;
+  /** Starts a new segment whose first record is `start`; its id sorts after every existing id. Under the pod's writer lock. */
   createSegment(start: SegmentStartRecord): Promise<SegmentWriter>;
-  /** Recovers a segment and re-opens it for appending under its exclusive lock. */
+  /** Recovers a segment and re-opens it for appending under the pod's writer lock (one writer per segment). */
   openSegment(segmentId: string, options?: OpenSegmentOptions): Promise<OpenSegmentResult>;
   /** Reads a segment without locking or changing it (an append in flight may show as a torn tail warning). */
   readSegment(segmentId: string): Promise<ReadSegmentResult>;

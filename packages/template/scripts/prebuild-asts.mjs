@@ -17,6 +17,8 @@ for (const name of files.map(String).sort()) {
   const ref = `$insomnia/${name.split(sep).join("/").slice(0, -".md".length)}`;
   try {
     const { text } = await loader.load(ref);
+    // Such a prompt is parsed at run time, where its columns are fixed (src/line-separators.ts).
+    if (/[\u2028\u2029]/.test(text)) continue;
     prompts.push({ text, ast: parse(text) });
   } catch (error) {
     throw new Error(`builtin prompt ${ref} (${join(BUILTIN_PROMPTS_DIR, name)}) cannot be prebuilt: ${error.message}`);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { checkTemplate } from "./check-template.ts";
 import { parseTemplateText } from "./handlebars-parser.ts";
 import { SystemPromptError, type SystemPromptErrorCode } from "./system-prompt-error.ts";
+import { runs } from "./__fixtures__/test-runs.ts";
 
 const resolve = (name: string): string => (name.startsWith("$") ? name : `$workspace/${name}`);
 
@@ -312,7 +313,7 @@ describe("checkTemplate", () => {
           });
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(60, 300) },
     );
   });
 });

@@ -34,6 +34,8 @@ export interface IncludeSite {
   /** 1-based position of the `{{>` in the including file. */
   readonly line: number;
   readonly column: number;
+  /** How many statements of the file, nested ones included, come before it or are it, in document order. */
+  readonly ordinal: number;
 }
 
 /** A file whose AST passed every check and was rewritten for rendering. */
@@ -427,7 +429,7 @@ class Checker {
     // The rewritten statement names a per-site partial and passes @root as its context.
     node.name = { type: "StringLiteral", value: partialName, original: partialName, loc: name.loc };
     node.params = [rootPath([], name.loc)];
-    this.includes.push({ target, partialName, line, column });
+    this.includes.push({ target, partialName, line, column, ordinal: this.nodes });
   }
 
   resolve(path: HbsPathExpression, frame: Frame): Resolved {

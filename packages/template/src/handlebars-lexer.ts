@@ -1,4 +1,5 @@
 import { handlebarsParser } from "./handlebars-parser.ts";
+import { lexableText } from "./line-separators.ts";
 
 /** A jison source location (lines 1-based, columns 0-based). */
 export interface JisonLocation {
@@ -12,6 +13,8 @@ export interface JisonLocation {
 export interface JisonLexer {
   yy: unknown;
   yytext: string;
+  yyleng: number;
+  yylineno: number;
   yylloc: JisonLocation;
   setInput(input: string): void;
   lex(): number | string;
@@ -30,6 +33,10 @@ export interface Token {
   name: string;
   text: string;
   loc: JisonLocation;
+  /** What the lexer returned (a symbol number or name), its yyleng and yylineno: what the parser reads. */
+  id: number | string;
+  leng: number;
+  lineno: number;
 }
 
 /** Where lexing stopped: at the end, at unrecognized text (a lexical error), or because `visit` asked. */
@@ -53,7 +60,9 @@ export function lexTokens(text: string, visit: (token: Token) => boolean): LexEn
   const lexer = Object.create(parser.lexer) as JisonLexer;
   // Without a parser in yy the lexer throws a plain Error on unrecognized text.
   lexer.yy = {};
-  lexer.setInput(text);
+  // Positions past a U+2028 or U+2029 as an editor shows them (line-separators.ts).
+  const lexable = lexableText(text);
+  lexer.setInput(lexable.text);
   // Every token but EOF consumes input, except in states where Handlebars' lexer can emit
   // empty tokens forever (e.g. a text ending in "}}}}" leaves it in its raw state): a
   // text of n characters has at most n + 1 real tokens, so more means it is stuck.
@@ -67,7 +76,16 @@ export function lexTokens(text: string, visit: (token: Token) => boolean): LexEn
       return { kind: "error", line: at.last_line, column: at.last_column + 1 };
     }
     const name = typeof id === "number" ? (parser.terminals_[id] ?? String(id)) : id;
-    if (!visit({ name, text: lexer.yytext, loc: { ...lexer.yylloc } })) return { kind: "stopped" };
+    const token: Token = {
+      name,
+      text: lexable.restore(lexer.yytext),
+      // jison makes a new yylloc for every token, so it is kept, not copied.
+      loc: lexer.yylloc,
+      id,
+      leng: lexer.yyleng,
+      lineno: lexer.yylineno,
+    };
+    if (!visit(token)) return { kind: "stopped" };
     if (name === "EOF") return { kind: "eof" };
     if (name === "INVALID") return { kind: "invalid" };
     if (count > maxTokens) {
@@ -101,15 +119,44 @@ const STATEMENT_TOKENS: ReadonlySet<string> = new Set([
   "OPEN_RAW_BLOCK",
 ]);
 
+/** Tokens that open a block a closer ends. */
+const BLOCK_OPENERS: ReadonlySet<string> = new Set([
+  "OPEN_BLOCK",
+  "OPEN_INVERSE",
+  "OPEN_PARTIAL_BLOCK",
+  "OPEN_RAW_BLOCK",
+]);
+/** Tokens that close a block. */
+const BLOCK_CLOSERS: ReadonlySet<string> = new Set(["OPEN_ENDBLOCK", "END_RAW_BLOCK"]);
+
+/**
+ * Counts the statements tokens begin. A closer with no open block counts as one too: the
+ * file does not parse, and without it a file of nothing but `{{/if}}` was lexed whole,
+ * twice, before that was found.
+ */
+export class StatementCounter {
+  statements = 0;
+  #open = 0;
+
+  add(token: Token): void {
+    if (STATEMENT_TOKENS.has(token.name)) this.statements++;
+    if (BLOCK_OPENERS.has(token.name)) this.#open++;
+    else if (BLOCK_CLOSERS.has(token.name)) {
+      if (this.#open === 0) this.statements++;
+      else this.#open--;
+    }
+  }
+}
+
 /**
  * True when the tokens of `text` begin more than `max` statements; lexes no further than
  * the statement past `max`, so its cost is bounded by `max`, not by the text.
  */
 export function hasMoreStatementsThan(text: string, max: number): boolean {
-  let statements = 0;
+  const counter = new StatementCounter();
   const end = lexTokens(text, (token) => {
-    if (STATEMENT_TOKENS.has(token.name)) statements++;
-    return statements <= max;
+    counter.add(token);
+    return counter.statements <= max;
   });
   return end.kind === "stopped";
 }

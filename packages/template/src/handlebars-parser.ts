@@ -1,11 +1,13 @@
 import { createRequire } from "node:module";
 import type { HbsProgram } from "./handlebars-ast.ts";
+import type { JisonLocation, Token } from "./handlebars-lexer.ts";
+import { lexableText, restoreStrings } from "./line-separators.ts";
 
 interface HandlebarsParserModule {
   /** Handlebars.parse: the jison parser, then standalone-line and `~` whitespace control. */
   parse(input: string): unknown;
   /** The jison parser itself. */
-  parser: unknown;
+  parser: { lexer: unknown };
 }
 
 // Only Handlebars' parser is used: templates are rendered by compile-renderer.ts, never by
@@ -36,10 +38,74 @@ function handlebars(): HandlebarsParserModule {
 
 /** Parses template text into an AST (standalone lines and `~` whitespace control applied). */
 export function parseTemplateText(text: string): HbsProgram {
-  return handlebars().parse(text) as HbsProgram;
+  // Columns after a U+2028 or U+2029 on a line are those an editor shows (line-separators.ts).
+  const lexable = lexableText(text);
+  let ast: HbsProgram;
+  try {
+    ast = handlebars().parse(lexable.text) as HbsProgram;
+  } catch (error) {
+    // Its message quotes the text.
+    if (error instanceof Error) error.message = lexable.restore(error.message);
+    throw error;
+  }
+  restoreStrings(ast, lexable.restore);
+  return ast;
 }
 
 /** The jison parser behind Handlebars.parse, for locating syntax errors. */
 export function handlebarsParser(): unknown {
   return handlebars().parser;
+}
+
+/** A stand-in for the jison lexer that hands the parser tokens lexed before. */
+function replayLexer(tokens: readonly Token[]) {
+  let next = 0;
+  return {
+    yy: {},
+    yytext: "",
+    yyleng: 0,
+    yylineno: 0,
+    match: "",
+    options: {},
+    yylloc: undefined as JisonLocation | undefined,
+    setInput(): void {
+      next = 0;
+      this.yylloc = { first_line: 1, first_column: 0, last_line: 1, last_column: 0 };
+    },
+    lex(): number | string {
+      const token = tokens[next++];
+      // 1 is jison's EOF; the tokens end with it anyway.
+      if (token === undefined) return 1;
+      this.yytext = token.text;
+      this.match = token.text;
+      this.yyleng = token.leng;
+      this.yylineno = token.lineno;
+      // Read, never written, by the parser (it builds its own locations from it).
+      this.yylloc = token.loc;
+      return token.id;
+    },
+  };
+}
+
+/**
+ * parseTemplateText with the tokens a scan of the same text already produced (every token,
+ * up to EOF): Handlebars.parse runs with a lexer that replays them, so a large file is
+ * lexed once rather than twice. Handlebars' parser is a module-level object, so its lexer is
+ * swapped for the (synchronous) call and put back. A text that does not parse is parsed
+ * again the ordinary way, so its error is exactly Handlebars' own.
+ */
+export function parseTokens(text: string, tokens: readonly Token[]): HbsProgram {
+  const module = handlebars();
+  const parser = module.parser;
+  const lexer = parser.lexer;
+  let ast: HbsProgram | undefined;
+  parser.lexer = replayLexer(tokens);
+  try {
+    ast = module.parse(text) as HbsProgram;
+  } catch {
+    ast = undefined;
+  } finally {
+    parser.lexer = lexer;
+  }
+  return ast ?? parseTemplateText(text);
 }

@@ -1,4 +1,4 @@
-import { lexAll } from "./handlebars-lexer.ts";
+import { lexTokens, type Token } from "./handlebars-lexer.ts";
 
 /** Deepest block nesting a file may have: far beyond any real prompt, far below where Handlebars' recursion overflows. */
 export const MAX_NESTING_DEPTH = 100;
@@ -19,31 +19,44 @@ const OPENS = new Set(["OPEN_BLOCK", "OPEN_INVERSE", "OPEN_PARTIAL_BLOCK", "OPEN
  */
 export function findTooDeepNesting(text: string, max = MAX_NESTING_DEPTH): TooDeep | undefined {
   if (!mayNestDeeperThan(text, max)) return undefined;
-  const { tokens } = lexAll(text);
+  const nesting = new NestingTracker(max);
+  let found: TooDeep | undefined;
+  lexTokens(text, (token) => {
+    found = nesting.add(token);
+    return found === undefined;
+  });
+  return found;
+}
+
+/** Follows block nesting token by token; `add` returns where it first goes deeper than `max`. */
+export class NestingTracker {
   // Each open block remembers how many `else if` levels were chained onto it.
-  const blocks: number[] = [];
-  let depth = 0;
-  for (const token of tokens) {
+  readonly #blocks: number[] = [];
+  #depth = 0;
+
+  constructor(readonly max: number) {}
+
+  add(token: Token): TooDeep | undefined {
+    const blocks = this.#blocks;
     if (OPENS.has(token.name)) {
       blocks.push(0);
-      depth += 1;
+      this.#depth += 1;
     } else if (token.name === "OPEN_INVERSE_CHAIN" && blocks.length > 0) {
       blocks[blocks.length - 1]! += 1;
-      depth += 1;
+      this.#depth += 1;
     } else if (token.name === "OPEN_SEXPR") {
-      depth += 1;
+      this.#depth += 1;
     } else if (token.name === "CLOSE_SEXPR") {
-      depth = Math.max(0, depth - 1);
+      this.#depth = Math.max(0, this.#depth - 1);
     } else if (token.name === "OPEN_ENDBLOCK" || token.name === "END_RAW_BLOCK") {
-      depth = Math.max(0, depth - 1 - (blocks.pop() ?? 0));
+      this.#depth = Math.max(0, this.#depth - 1 - (blocks.pop() ?? 0));
     }
-    if (depth > max) return { line: token.loc.first_line, column: token.loc.first_column + 1 };
+    return this.#depth > this.max ? { line: token.loc.first_line, column: token.loc.first_column + 1 } : undefined;
   }
-  return undefined;
 }
 
 /** Cheap upper bound: without more than `max` block, chain or subexpression openers there is nothing to lex. */
-function mayNestDeeperThan(text: string, max: number): boolean {
+export function mayNestDeeperThan(text: string, max: number): boolean {
   let openers = 0;
   // The next `(` at or after the current tag; it only moves forward, so the scan is linear
   // even when the only `(` is at the end of the file.

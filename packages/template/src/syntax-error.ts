@@ -1,6 +1,7 @@
 import { errorText } from "@insomnia/errors";
 import { handlebarsParser } from "./handlebars-parser.ts";
 import { lexAll, type JisonLexer, type JisonParser, type Token } from "./handlebars-lexer.ts";
+import { lexableText } from "./line-separators.ts";
 
 /** Where a syntax error is and what to say about it. */
 export interface SyntaxErrorInfo {
@@ -30,7 +31,8 @@ export function describeSyntaxError(text: string, error: unknown): SyntaxErrorIn
   const lines = lineStarts(text);
   const { tokens, lexError } = lexAll(text);
   const blocks = scanBlocks(tokens, text, lines);
-  const raw = errorText(error);
+  const lexable = lexableText(text);
+  const raw = lexable.restore(errorText(error));
 
   if (blocks.mismatch !== undefined) {
     const { open, close } = blocks.mismatch;
@@ -47,7 +49,7 @@ export function describeSyntaxError(text: string, error: unknown): SyntaxErrorIn
   if (lexError !== undefined) {
     return { ...lexError, message: `unrecognized text: ${firstLine(raw)}; an unclosed comment or raw block?` };
   }
-  const failure = diagnose(parser, text);
+  const failure = diagnose(parser, lexable.text);
   if (failure !== undefined && failure.token === "EOF" && blocks.unclosed !== undefined) {
     const open = blocks.unclosed;
     return { line: open.line, column: open.column, message: `${open.tag} is never closed; add {{/${open.name}}}` };
@@ -61,7 +63,7 @@ export function describeSyntaxError(text: string, error: unknown): SyntaxErrorIn
     }
   }
   if (failure !== undefined) {
-    const found = failure.token === "EOF" ? "end of file" : JSON.stringify(failure.text);
+    const found = failure.token === "EOF" ? "end of file" : JSON.stringify(lexable.restore(failure.text));
     const expected = describeExpected(failure.expected);
     return {
       line: failure.line,
@@ -83,9 +85,14 @@ function firstLine(text: string): string {
   return text.split("\n", 1)[0] ?? text;
 }
 
+/**
+ * Where each line starts, with the line breaks Handlebars' lexer counts (and editors show):
+ * LF, CRLF and a lone CR. A custom loader may hand over text with CRs; counting only LF here
+ * read names at the wrong offsets (`{{##if}} is never closed`).
+ */
 function lineStarts(text: string): number[] {
   const starts = [0];
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  for (const match of text.matchAll(/\r\n?|\n/g)) starts.push(match.index + match[0].length);
   return starts;
 }
 

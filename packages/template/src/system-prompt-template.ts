@@ -1,17 +1,18 @@
 import { errorText } from "@insomnia/errors";
 import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
 import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
-import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
+import type { HbsProgram } from "./handlebars-ast.ts";
 import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
-import { hasMoreStatementsThan } from "./handlebars-lexer.ts";
-import { parseTemplateText } from "./handlebars-parser.ts";
+import { parseTemplateText, parseTokens } from "./handlebars-parser.ts";
+import { scanBeforeParsing } from "./pre-parse-scan.ts";
 import { prebuiltAst } from "./prebuilt-asts.ts";
 import { type RenderContext, type RenderData, RenderDataMemo } from "./render-data.ts";
 import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
-import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
+import { locateCrossing } from "./expansion-crossing.ts";
+import { MAX_NESTING_DEPTH } from "./nesting-depth.ts";
 import { SystemPromptError, withProblems } from "./system-prompt-error.ts";
-import { cacheGet, cacheSet, type CachedFile } from "./template-cache.ts";
+import { cachedFile, cacheGet, cacheSet, type CachedFile } from "./template-cache.ts";
 import { assembleSystemPrompt } from "./trailing-section.ts";
 
 /** Limits checked while parsing. */
@@ -149,6 +150,20 @@ export class SystemPromptTemplate {
       }
     };
 
+    // Statements so far with every include expanded in place, in document order: the count
+    // crosses maxExpandedNodes while the tree is loaded, so a tree too large fails after
+    // loading no more than the files up to where it crosses (issue 27).
+    let expandedCount = 0;
+    /** Expanded statements of each file whose includes are all loaded. */
+    const expandedOf = new Map<string, number>();
+    const overLimit = (entry: LoadedFile, chain: readonly string[], at: { line?: number; column?: number }) =>
+      new SystemPromptError(
+        "EXPANSION_TOO_LARGE",
+        `with every include expanded the instruction has more than ${maxExpandedNodes} statements (${expandedCount} counted up to here), over the limit of ${maxExpandedNodes}; ` +
+          "this is where the count crosses it — includes repeated inside included files multiply, include each file fewer times",
+        { ref: entry.ref, file: entry.file, line: at.line, column: at.column, chain },
+      );
+
     const visit = async (loaded: Awaited<ReturnType<TemplateLoader["load"]>>, chain: readonly string[]) => {
       const canonical = loaded.ref.canonical;
       const file = loaded.file;
@@ -181,10 +196,22 @@ export class SystemPromptTemplate {
       const entry: LoadedFile = { ref: canonical, file, loaded, cached };
       files.set(canonical, entry);
 
+      // This file's own expansion is expandedCount - base; when it crosses the cap here,
+      // the place is in this file (an include whose own expansion crossed it threw inside).
+      const base = expandedCount;
+      let counted = 0;
+      const crossed = () => expandedCount - base > maxExpandedNodes;
+      const crossedAmongOwnStatements = () =>
+        overLimit(entry, chain, locateCrossing(loaded.text, cached.includes, expandedOf, maxExpandedNodes));
+
       // An include that fails to load is reported and the next one is tried; any other problem ends the parse.
       const failed: SystemPromptError[] = [];
       try {
-        for (const site of cached.checked.includes) {
+        for (const site of cached.includes) {
+          expandedCount += site.ordinal - 1 - counted;
+          counted = site.ordinal;
+          if (crossed()) throw crossedAmongOwnStatements();
+          expandedCount += 1;
           const at = { ref: canonical, file, line: site.line, column: site.column, chain };
           if (chain.includes(site.target)) {
             throw new SystemPromptError(
@@ -200,37 +227,43 @@ export class SystemPromptTemplate {
               at,
             );
           }
-          if (files.has(site.target)) continue;
-          if (files.size >= maxIncludes) {
-            throw new SystemPromptError(
-              "TOO_MANY_INCLUDES",
-              `the instruction includes more than ${maxIncludes} distinct files; including ${site.target} goes over the limit`,
-              at,
-            );
+          if (files.has(site.target)) {
+            // Loaded before and not on the chain, so its includes are all loaded too.
+            expandedCount += expandedOf.get(site.target) ?? 0;
+          } else {
+            if (files.size >= maxIncludes) {
+              throw new SystemPromptError(
+                "TOO_MANY_INCLUDES",
+                `the instruction includes more than ${maxIncludes} distinct files; including ${site.target} goes over the limit`,
+                at,
+              );
+            }
+            const childChain = [...chain, site.target];
+            let child: Awaited<ReturnType<typeof load>> | undefined;
+            try {
+              child = await load(parseRef(site.target), childChain, { file: entry, site });
+            } catch (error) {
+              if (!SystemPromptError.is(error)) throw error;
+              failed.push(error);
+            }
+            if (child !== undefined) await visit(child, childChain);
           }
-          const childChain = [...chain, site.target];
-          let child: Awaited<ReturnType<typeof load>>;
-          try {
-            child = await load(parseRef(site.target), childChain, { file: entry, site });
-          } catch (error) {
-            if (!SystemPromptError.is(error)) throw error;
-            failed.push(error);
-            continue;
-          }
-          await visit(child, childChain);
+          if (crossed()) throw overLimit(entry, chain, site);
         }
+        expandedCount += cached.ownNodes - counted;
+        if (crossed()) throw crossedAmongOwnStatements();
       } catch (error) {
         const [first] = failed;
         if (first === undefined || !SystemPromptError.is(error)) throw error;
         throw withProblems(first, [...failed, error]);
       }
+      expandedOf.set(canonical, expandedCount - base);
       const [first] = failed;
       if (first !== undefined) throw withProblems(first, failed);
     };
 
     await visit(await load(rootRef, [rootRef.canonical]), [rootRef.canonical]);
     checkDepth(rootRef.canonical, files, maxIncludeDepth);
-    checkExpansion(rootRef.canonical, files, maxExpandedNodes);
     return new SystemPromptTemplate(rootRef.canonical, files);
   }
 
@@ -338,19 +371,18 @@ interface FileProblems {
 function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: number): CachedFile | FileProblems {
   const { text, ref, file } = loaded;
   const where = { ref: ref.canonical, file, chain };
-  const tooDeep = findTooDeepNesting(text);
-  if (tooDeep !== undefined) {
+  const scan = scanBeforeParsing(text, maxNodes);
+  if (scan.tooDeep !== undefined) {
     throw new SystemPromptError(
       "TOO_DEEP",
       `blocks nest more than ${MAX_NESTING_DEPTH} levels deep here; flatten them or move a part into its own file`,
-      { ...where, line: tooDeep.line, column: tooDeep.column },
+      { ...where, line: scan.tooDeep.line, column: scan.tooDeep.column },
     );
   }
   // The per-file statement cap before parsing: Handlebars' parser (and, for a file that
   // does not parse, the error locator) costs far more per statement than counting tokens
-  // does, and the count stops one statement past the cap. Only a file with enough `{{`
-  // to be over the cap is counted.
-  if (mayHaveMoreStatementsThan(text, maxNodes) && hasMoreStatementsThan(text, maxNodes)) {
+  // does, and the count stops one statement past the cap.
+  if (scan.tooManyStatements) {
     throw new SystemPromptError(
       "EXPANSION_TOO_LARGE",
       `this file alone has more than ${maxNodes} statements, over the per-file limit of ${maxNodes}; split it into several files or shorten it`,
@@ -359,7 +391,7 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
   }
   let ast: HbsProgram;
   try {
-    ast = prebuiltAst(text) ?? parseTemplateText(text);
+    ast = prebuiltAst(text) ?? (scan.tokens === undefined ? parseTemplateText(text) : parseTokens(text, scan.tokens));
   } catch (cause) {
     const info = describeSyntaxError(text, cause);
     throw new SystemPromptError("SYNTAX", `syntax error: ${info.message}`, {
@@ -380,7 +412,7 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
     );
   }
   try {
-    return { checked, render: compileRenderer(checked.ast, ref.canonical, checked.includes) };
+    return cachedFile(text, checked, compileRenderer(checked.ast, ref.canonical, checked.includes));
   } catch (cause) {
     // Only a checker bug can get here: the renderer compiles every construct the checker accepts.
     throw new SystemPromptError(
@@ -389,19 +421,6 @@ function compileFile(loaded: LoadedPrompt, chain: readonly string[], maxNodes: n
       { ...where, cause },
     );
   }
-}
-
-/**
- * Cheap upper bound on a file's statements: every statement but text begins with `{{`,
- * and there is at most one text between two of them, so n `{{` make at most 2n + 1.
- */
-function mayHaveMoreStatementsThan(text: string, max: number): boolean {
-  let opens = 0;
-  for (let at = text.indexOf("{{"); at !== -1; at = text.indexOf("{{", at + 2)) {
-    opens++;
-    if (2 * opens + 1 > max) return true;
-  }
-  return false;
 }
 
 /**
@@ -414,7 +433,7 @@ function checkDepth(root: string, files: ReadonlyMap<string, LoadedFile>, max: n
     const known = memo.get(ref);
     if (known !== undefined) return known;
     let h = 0;
-    for (const site of files.get(ref)?.cached.checked.includes ?? []) h = Math.max(h, 1 + height(site.target));
+    for (const site of files.get(ref)?.cached.includes ?? []) h = Math.max(h, 1 + height(site.target));
     memo.set(ref, h);
     return h;
   };
@@ -423,7 +442,7 @@ function checkDepth(root: string, files: ReadonlyMap<string, LoadedFile>, max: n
     const ref = chain.at(-1) ?? root;
     const file = files.get(ref);
     const depth = chain.length - 1;
-    const deeper = file?.cached.checked.includes.find((site) => depth + 1 + height(site.target) > max);
+    const deeper = file?.cached.includes.find((site) => depth + 1 + height(site.target) > max);
     if (file === undefined || deeper === undefined) return;
     if (depth + 1 > max) {
       throw new SystemPromptError(
@@ -433,78 +452,5 @@ function checkDepth(root: string, files: ReadonlyMap<string, LoadedFile>, max: n
       );
     }
     chain = [...chain, deeper.target];
-  }
-}
-
-/**
- * Rejects templates whose includes multiply into too many statements (a includes b ten
- * times, b includes c ten times, ...). Reports the deepest include at which the running
- * count crosses the limit.
- */
-function checkExpansion(root: string, files: ReadonlyMap<string, LoadedFile>, max: number): void {
-  const memo = new Map<string, number>();
-  const expanded = (ref: string): number => {
-    const known = memo.get(ref);
-    if (known !== undefined) return known;
-    const file = files.get(ref);
-    let total = file?.cached.checked.ownNodes ?? 0;
-    for (const site of file?.cached.checked.includes ?? []) total += expanded(site.target);
-    memo.set(ref, total);
-    return total;
-  };
-  const total = expanded(root);
-  if (total <= max) return;
-
-  const shown = total >= 1e9 ? total.toExponential(1) : String(total);
-  let ref = root;
-  let chain = [root];
-  for (;;) {
-    const file = files.get(ref);
-    if (file === undefined) return;
-    const byName = new Map(file.cached.checked.includes.map((site) => [site.partialName, site]));
-    let running = 0;
-    let descend: string | undefined;
-    const walk = (body: readonly HbsStatement[]): HbsStatement | undefined => {
-      for (const node of body) {
-        running++;
-        if (node.type === "PartialStatement") {
-          const name = node.name.type === "StringLiteral" ? String(node.name.value) : "";
-          const site = byName.get(name);
-          if (site !== undefined) {
-            const child = expanded(site.target);
-            if (child > max) {
-              descend = site.target;
-              return node;
-            }
-            running += child;
-          }
-        }
-        if (running > max) return node;
-        if (node.type === "BlockStatement") {
-          const hit = walk(node.program?.body ?? []) ?? walk(node.inverse?.body ?? []);
-          if (hit !== undefined) return hit;
-        }
-      }
-      return undefined;
-    };
-    const node = walk(file.cached.checked.ast.body);
-    if (descend !== undefined) {
-      ref = descend;
-      chain = [...chain, descend];
-      continue;
-    }
-    const start = node?.loc?.start;
-    throw new SystemPromptError(
-      "EXPANSION_TOO_LARGE",
-      `with every include expanded the instruction has ${shown} statements, over the limit of ${max}; ` +
-        "this is where the count crosses it — includes repeated inside included files multiply, include each file fewer times",
-      {
-        ref,
-        file: file.file,
-        line: start?.line,
-        column: start === undefined ? undefined : start.column + 1,
-        chain,
-      },
-    );
   }
 }

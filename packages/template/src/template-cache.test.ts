@@ -4,6 +4,7 @@ import { DEFAULT_LIMITS, SystemPromptTemplate } from "./system-prompt-template.t
 import {
   clearTemplateCache,
   DEFAULT_CACHE_LIMITS,
+  estimateBytes,
   setTemplateCacheLimits,
   templateCacheStats,
 } from "./template-cache.ts";
@@ -32,9 +33,9 @@ describe("template cache", () => {
   it("default_bounds_hold_sixteen_times_the_default_include_limit", () => {
     expect(templateCacheStats()).toMatchObject({
       capacity: 4096,
-      maxTextLength: 8 * 1024 * 1024,
+      maxBytes: 64 * 1024 * 1024,
       size: 0,
-      textLength: 0,
+      bytes: 0,
     });
     expect(DEFAULT_CACHE_LIMITS.capacity).toBe(16 * DEFAULT_LIMITS.maxIncludes);
   });
@@ -62,42 +63,50 @@ describe("template cache", () => {
           "second 2026-11-30",
         ]);
       }
-      expect(templateCacheStats()).toMatchObject({ hits: 2, misses: 2, size: 2, textLength: 28 });
+      expect(templateCacheStats()).toMatchObject({
+        hits: 2,
+        misses: 2,
+        size: 2,
+        bytes: estimateBytes("first {{cwd}}", 2, 0) + estimateBytes("second {{date}}", 2, 0),
+      });
     } finally {
       other.cleanup();
     }
   });
 
   it("past_capacity_the_least_recently_used_files_go_first", async () => {
-    setTemplateCacheLimits({ capacity: 3, maxTextLength: DEFAULT_CACHE_LIMITS.maxTextLength });
+    setTemplateCacheLimits({ capacity: 3, maxBytes: DEFAULT_CACHE_LIMITS.maxBytes });
     for (const name of ["a", "b", "c", "d"]) p.write(`$workspace/${name}`, name);
     await SystemPromptTemplate.parse("$workspace/a", p.loader);
     await SystemPromptTemplate.parse("$workspace/b", p.loader);
     await SystemPromptTemplate.parse("$workspace/c", p.loader);
     await SystemPromptTemplate.parse("$workspace/a", p.loader); // a is now the most recent
     await SystemPromptTemplate.parse("$workspace/d", p.loader); // evicts b
-    expect(templateCacheStats()).toMatchObject({ hits: 1, misses: 4, size: 3, textLength: 3 });
+    expect(templateCacheStats()).toMatchObject({ hits: 1, misses: 4, size: 3, bytes: 3 * estimateBytes("a", 1, 0) });
     await SystemPromptTemplate.parse("$workspace/a", p.loader);
     await SystemPromptTemplate.parse("$workspace/c", p.loader);
     await SystemPromptTemplate.parse("$workspace/b", p.loader);
     expect(templateCacheStats()).toMatchObject({ hits: 3, misses: 5, size: 3 });
   });
 
-  it("past_the_text_bound_files_are_evicted_even_below_capacity", async () => {
-    setTemplateCacheLimits({ capacity: 100, maxTextLength: 25 });
+  it("past_the_memory_bound_files_are_evicted_even_below_capacity", async () => {
+    const ten = estimateBytes("0123456789", 1, 0);
+    const statements = estimateBytes("{{cwd}}{{cwd}}{{cwd}}", 3, 0);
+    setTemplateCacheLimits({ capacity: 100, maxBytes: ten + statements });
     p.write("$workspace/ten", "0123456789");
     p.write("$workspace/also-ten", "abcdefghij");
-    p.write("$workspace/twenty", "01234567890123456789");
+    // Fewer characters, more statements: it counts for what it holds, not for its length.
+    p.write("$workspace/three", "{{cwd}}{{cwd}}{{cwd}}");
     await SystemPromptTemplate.parse("$workspace/ten", p.loader);
     await SystemPromptTemplate.parse("$workspace/also-ten", p.loader);
-    expect(templateCacheStats()).toMatchObject({ size: 2, textLength: 20 });
-    const big = await SystemPromptTemplate.parse("$workspace/twenty", p.loader);
-    expect(templateCacheStats()).toMatchObject({ size: 1, textLength: 20, misses: 3 });
+    expect(templateCacheStats()).toMatchObject({ size: 2, bytes: 2 * ten });
+    const big = await SystemPromptTemplate.parse("$workspace/three", p.loader);
+    expect(statements).toBeGreaterThan(ten);
+    expect(templateCacheStats()).toMatchObject({ size: 2, bytes: ten + statements, misses: 3 });
     // An evicted file still renders from the template that holds it.
-    expect(big.renderInstruction(sampleContext())).toBe("01234567890123456789");
-    setTemplateCacheLimits({ capacity: 100, maxTextLength: 5 });
-    expect(templateCacheStats()).toMatchObject({ size: 0, textLength: 0 });
-    expect(big.renderInstruction(sampleContext())).toBe("01234567890123456789");
+    setTemplateCacheLimits({ capacity: 100, maxBytes: 5 });
+    expect(templateCacheStats()).toMatchObject({ size: 0, bytes: 0 });
+    expect(big.renderInstruction(sampleContext())).toBe("/repo/repo/repo");
   });
 
   it("a_changed_file_replaces_nothing_and_counts_its_own_text", async () => {
@@ -105,8 +114,12 @@ describe("template cache", () => {
     await SystemPromptTemplate.parse("$workspace/x", p.loader);
     p.write("$workspace/x", "three");
     await SystemPromptTemplate.parse("$workspace/x", p.loader);
-    expect(templateCacheStats()).toMatchObject({ size: 2, textLength: 8, misses: 2 });
+    expect(templateCacheStats()).toMatchObject({
+      size: 2,
+      bytes: estimateBytes("one", 1, 0) + estimateBytes("three", 1, 0),
+      misses: 2,
+    });
     clearTemplateCache();
-    expect(templateCacheStats()).toMatchObject({ size: 0, textLength: 0, hits: 0, misses: 0 });
+    expect(templateCacheStats()).toMatchObject({ size: 0, bytes: 0, hits: 0, misses: 0 });
   });
 });

@@ -1,10 +1,38 @@
-import type { CheckedTemplate } from "./check-template.ts";
+import type { CheckedTemplate, IncludeSite } from "./check-template.ts";
 import type { FileRenderer } from "./compile-renderer.ts";
 
-/** A checked and compiled file, shared by every template that includes the same content. */
+/**
+ * A checked and compiled file, shared by every template that includes the same content.
+ * It keeps no AST: the renderer is all a render needs, and the AST was most of the memory
+ * a cached file held (about 1 KB per statement).
+ */
 export interface CachedFile {
-  readonly checked: CheckedTemplate;
+  readonly includes: readonly IncludeSite[];
+  /** Statements in the file, nested ones included, includes counted as one. */
+  readonly ownNodes: number;
   readonly render: FileRenderer;
+  /** Estimated heap bytes the entry holds, text included (see estimateBytes). */
+  readonly bytes: number;
+}
+
+/**
+ * Heap bytes per statement of a compiled file, measured with --expose-gc
+ * (bench/template-caps.mjs): 300 to 800 bytes by kind of statement (`{{join}}` the most);
+ * set above the worst kind so the bound holds whatever a file holds.
+ */
+export const BYTES_PER_STATEMENT = 900;
+/** Heap bytes per file besides its statements and text: the entry, its maps and include list. */
+export const BYTES_PER_FILE = 1024;
+
+/** What a cached file is estimated to hold: its text (2 bytes a code unit at most), its statements, the entry itself. */
+export function estimateBytes(text: string, ownNodes: number, includes: number): number {
+  return 2 * text.length + BYTES_PER_STATEMENT * ownNodes + 200 * includes + BYTES_PER_FILE;
+}
+
+/** The cache's form of a checked and compiled file. */
+export function cachedFile(text: string, checked: CheckedTemplate, render: FileRenderer): CachedFile {
+  const { includes, ownNodes } = checked;
+  return { includes, ownNodes, render, bytes: estimateBytes(text, ownNodes, includes.length) };
 }
 
 /** Counters and bounds of the parsed-file cache. */
@@ -15,27 +43,27 @@ export interface TemplateCacheStats {
   readonly size: number;
   /** Most files kept. */
   readonly capacity: number;
-  /** Summed text length (UTF-16 code units) of the files cached now. */
-  readonly textLength: number;
-  /** Most summed text length kept. */
-  readonly maxTextLength: number;
+  /** Estimated heap bytes held by the files cached now (text, compiled renderer, entry). */
+  readonly bytes: number;
+  /** Most estimated bytes kept. */
+  readonly maxBytes: number;
 }
 
-/** Bounds of the cache: files, and their summed text length in UTF-16 code units. */
+/** Bounds of the cache: files, and the estimated heap bytes they hold. */
 export interface TemplateCacheLimits {
   readonly capacity: number;
-  readonly maxTextLength: number;
+  readonly maxBytes: number;
 }
 
 /**
  * 4096 files: a tree of up to 4096 files (16 times the default maxIncludes) is served
- * entirely from the cache when parsed again, in any order. 8 Mi code units of text bound
- * the memory when the files are large (a file may be 1 MiB): what is kept per file (AST,
- * compiled renderer) grows with its text.
+ * entirely from the cache when parsed again, in any order. 64 MiB bound the memory whatever
+ * the files hold: what a file keeps grows with its statements more than with its text, so
+ * the bound is on the estimated heap of each entry (estimateBytes), not on text length.
  */
 export const DEFAULT_CACHE_LIMITS: TemplateCacheLimits = Object.freeze({
   capacity: 4096,
-  maxTextLength: 8 * 1024 * 1024,
+  maxBytes: 64 * 1024 * 1024,
 });
 
 interface Entry {
@@ -53,7 +81,7 @@ let limits: TemplateCacheLimits = DEFAULT_CACHE_LIMITS;
 const byRef = new Map<string, Map<string, Entry>>();
 /** Every entry, least recently used first. */
 const lru = new Set<Entry>();
-let textLength = 0;
+let bytes = 0;
 let hits = 0;
 let misses = 0;
 
@@ -82,13 +110,13 @@ export function cacheSet(ref: string, text: string, file: CachedFile): void {
   }
   versions.set(text, entry);
   lru.add(entry);
-  textLength += text.length;
+  bytes += file.bytes;
   evict();
 }
 
 function remove(entry: Entry): void {
   if (!lru.delete(entry)) return;
-  textLength -= entry.text.length;
+  bytes -= entry.file.bytes;
   const versions = byRef.get(entry.ref);
   versions?.delete(entry.text);
   if (versions?.size === 0) byRef.delete(entry.ref);
@@ -96,14 +124,14 @@ function remove(entry: Entry): void {
 
 function evict(): void {
   for (const oldest of lru) {
-    if (lru.size <= limits.capacity && textLength <= limits.maxTextLength) return;
+    if (lru.size <= limits.capacity && bytes <= limits.maxBytes) return;
     remove(oldest);
   }
 }
 
 /** Hits, misses, size and bounds of the module-level cache of parsed files. */
 export function templateCacheStats(): TemplateCacheStats {
-  return { hits, misses, size: lru.size, capacity: limits.capacity, textLength, maxTextLength: limits.maxTextLength };
+  return { hits, misses, size: lru.size, capacity: limits.capacity, bytes, maxBytes: limits.maxBytes };
 }
 
 /** Changes the bounds (evicting at once if now over them); for tests of eviction. Not exported from the package. */
@@ -116,7 +144,7 @@ export function setTemplateCacheLimits(next: TemplateCacheLimits): void {
 export function clearTemplateCache(): void {
   byRef.clear();
   lru.clear();
-  textLength = 0;
+  bytes = 0;
   hits = 0;
   misses = 0;
 }

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
@@ -512,6 +512,57 @@ describe("usage and the store", () => {
     expect((await readdir(other))[0]).toMatch(/^ws-[0-9a-f]{12}$/);
     // Two separate stores: the second run started a conversation of its own.
     expect(body(server.requests[1]).messages as Json[]).toHaveLength(1);
+  });
+
+  test.skipIf(process.platform !== "linux")(
+    "a_store_that_cannot_be_made_is_a_coded_error_at_once_and_sends_nothing",
+    async () => {
+      // Issue 27: this spun forever at full CPU (Node's recursive mkdir under /proc).
+      const provider = await serve([]);
+      const env = await workspace(provider);
+      const run = await pod(env, "run", "--store", "/proc/nope", "hi");
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^pod: .*SEGMENT_IO: .*create the segment directory/);
+      expect(provider.requests).toHaveLength(0);
+    },
+  );
+
+  test("the_store_directories_a_run_creates_are_0700_and_its_files_0600_whatever_the_umask", async () => {
+    const server = await serve([{ text: "a" }]);
+    const env = await workspace(server);
+    const before = process.umask(0); // inherited by the pod process
+    try {
+      expect((await pod(env, "run", "hi")).code).toBe(0);
+    } finally {
+      process.umask(before);
+    }
+    const mode = async (path: string) => ((await stat(path)).mode & 0o777).toString(8);
+    const state = env.XDG_STATE_HOME!;
+    const dir = await podStoreDir(env);
+    for (const made of [state, join(state, "insomnia"), join(state, "insomnia", "pods"), dir]) {
+      expect([made, await mode(made)]).toEqual([made, "700"]);
+    }
+    expect(await mode(join(dir, "seg-0000000001.jsonl"))).toBe("600");
+  });
+
+  test("a_run_while_another_process_writes_the_pod_is_locked_and_writes_nothing", async () => {
+    const server = await serve([{ text: "first" }]);
+    const env = await workspace(server);
+    expect((await pod(env, "run", "hi")).code).toBe(0);
+    const dir = await podStoreDir(env);
+    // Another process (this test) holds the pod: a run and a --new both stop before anything is sent.
+    const holder = await new FileSegmentStore(dir).lockPod();
+    try {
+      for (const args of [["run", "again"], ["run", "--new", "again"], ["resume"]]) {
+        const run = await pod(env, ...args);
+        expect([args.join(" "), run.code]).toEqual([args.join(" "), 1]);
+        expect(run.stderr).toMatch(/^pod: .*SEGMENT_LOCKED: .*only one process may write a pod/);
+      }
+    } finally {
+      await holder.release();
+    }
+    expect(server.requests).toHaveLength(1);
+    expect((await readdir(dir)).sort()).toEqual(["seg-0000000001.jsonl"]);
   });
 
   test("no_provider_block_and_unknown_kind_are_coded_errors", async () => {

@@ -109,7 +109,14 @@ async function session(options: SessionOptions, io: CliIo, turn: Turn | undefine
   try {
     const opened = await openPodStore(options.store, manifest, io);
     try {
-      return await converse({ ...opened, choice, key, manifest, options, turn, io });
+      // One writer per pod: whether to continue the latest conversation is decided under its lock.
+      const podLock = await opened.store.lockPod();
+      try {
+        for (const warning of podLock.warnings) writeWarning(io, styleFor(io.stderr, io.env), warning);
+        return await converse({ ...opened, choice, key, manifest, options, turn, io });
+      } finally {
+        await podLock.release();
+      }
     } finally {
       await opened.close?.();
     }

@@ -3,7 +3,7 @@ import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { compareSegmentIds } from "../segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "../segment-record.ts";
-import type { SegmentStore } from "../segment-store.ts";
+import type { PodWriterLock, SegmentStore } from "../segment-store.ts";
 import { SegmentStoreError } from "../segment-store-error.ts";
 
 /** Ways to damage a store's backing data the way a crash or a bad disk would. */
@@ -129,6 +129,9 @@ parentPort.on("message", async (command) => {
       const opened = await store.openSegment(command.segmentId);
       writer = opened.writer;
       parentPort.postMessage({ ok: true, records: opened.records.length });
+    } else if (command.op === "create") {
+      writer = await store.createSegment(command.start);
+      parentPort.postMessage({ ok: true, segmentId: writer.segmentId });
     } else if (command.op === "append") {
       await writer.append(command.record);
       parentPort.postMessage({ ok: true });
@@ -208,7 +211,8 @@ class ThreadStore {
  * Registers, inside a `describe(name)`, vitest tests for everything the {@link SegmentStore}
  * interface promises: ordering, durability on acknowledgment, listing, restore, torn-tail
  * recovery, mid-segment corruption, the single writer (also across instances and
- * worker_threads), lock debris of a crashed writer, and plain-JSON records. Every store runs
+ * worker_threads), one writer per pod (creating, compacting and deciding under `lockPod()`),
+ * lock debris of a crashed writer, and plain-JSON records. Every store runs
  * it unchanged in its own tests; see the package README for the harness contract.
  */
 export function describeSegmentStoreConformance(
@@ -606,6 +610,126 @@ export function describeSegmentStoreConformance(
         // Taken over for real: a second writer is refused again.
         expect((await rejection(store.openSegment(writer.segmentId))).code).toBe("SEGMENT_LOCKED");
         await opened.writer.close();
+      });
+    });
+
+    describe("one writer per pod", () => {
+      test("another_instance_can_neither_create_nor_open_while_the_pod_has_a_writer", ["reopen"], async (harness) => {
+        const first = await harness.store.createSegment(start);
+        await first.append(message(0));
+        const other = await need(harness.reopen, "reopen")();
+        // Starting the pod anew (`--new`), restoring it, or fencing a decision: all refused, nothing written.
+        expect((await rejection(other.createSegment(start))).code).toBe("SEGMENT_LOCKED");
+        expect((await rejection(other.openSegment(first.segmentId))).code).toBe("SEGMENT_LOCKED");
+        expect((await rejection(other.lockPod())).code).toBe("SEGMENT_LOCKED");
+        expect(await other.listSegments()).toEqual([first.segmentId]);
+        await first.close();
+        const second = await other.createSegment(start);
+        expect((await rejection(harness.store.createSegment(start))).code).toBe("SEGMENT_LOCKED");
+        await second.close();
+        expect(await harness.store.listSegments()).toEqual([first.segmentId, second.segmentId]);
+      });
+
+      test("compaction_by_the_holder_is_allowed_and_by_another_instance_fenced", ["reopen"], async (harness) => {
+        const writer = await harness.store.createSegment(start);
+        await writer.append(message(0));
+        await writer.close();
+        const restored = await harness.store.openSegment(writer.segmentId);
+        const other = await need(harness.reopen, "reopen")();
+        const compacted: SegmentStartRecord = { ...start, previousSegment: writer.segmentId, summary: "s" };
+        expect((await rejection(other.createSegment(compacted))).code).toBe("SEGMENT_LOCKED");
+        // The holder compacts: the new segment is created while the old writer is still open.
+        const next = await harness.store.createSegment(compacted);
+        await restored.writer.close();
+        expect((await rejection(other.openSegment(next.segmentId))).code).toBe("SEGMENT_LOCKED");
+        await next.append(message(1));
+        await next.close();
+        expect(await other.listSegments()).toEqual([writer.segmentId, next.segmentId]);
+        expect((await other.readSegment(next.segmentId)).records).toEqual([compacted, message(1)]);
+      });
+
+      test(
+        "lock_pod_lets_exactly_one_of_two_instances_decide_and_the_other_continues_it",
+        ["reopen"],
+        async (harness) => {
+          const reopen = need(harness.reopen, "reopen");
+          for (let round = 0; round < 5; round += 1) {
+            const stores = [round === 0 ? harness.store : await reopen(), await reopen()];
+            const locks = await Promise.allSettled(stores.map((store) => store.lockPod()));
+            const held = locks.flatMap((result, i) => (result.status === "fulfilled" ? [i] : []));
+            expect(held).toHaveLength(1);
+            for (const result of locks) {
+              if (result.status === "rejected") {
+                expect(SegmentStoreError.is(result.reason) && result.reason.code).toBe("SEGMENT_LOCKED");
+              }
+            }
+            const winner = stores[held[0] ?? 0] as SegmentStore;
+            const lock = (locks[held[0] ?? 0] as PromiseFulfilledResult<PodWriterLock>).value;
+            // Under the lock: continue the latest conversation, or start the first one.
+            const latest = await winner.latestSegment();
+            const writer =
+              latest === undefined ? await winner.createSegment(start) : (await winner.openSegment(latest)).writer;
+            await writer.append(message(round));
+            await writer.close();
+            await lock.release();
+            await lock.release();
+          }
+          const ids = await harness.store.listSegments();
+          expect(ids).toHaveLength(1);
+          expect((await harness.store.readSegment(ids[0] ?? "")).records).toEqual([
+            start,
+            message(0),
+            message(1),
+            message(2),
+            message(3),
+            message(4),
+          ]);
+        },
+      );
+
+      test("lock_pod_is_held_until_released_and_every_writer_closed", ["reopen"], async (harness) => {
+        const lock = await harness.store.lockPod();
+        expect(lock.warnings).toEqual([]);
+        const other = await need(harness.reopen, "reopen")();
+        expect((await rejection(other.lockPod())).code).toBe("SEGMENT_LOCKED");
+        const writer = await harness.store.createSegment(start);
+        await lock.release();
+        expect((await rejection(other.createSegment(start))).code).toBe("SEGMENT_LOCKED");
+        await writer.close();
+        const taken = await other.lockPod();
+        expect((await rejection(harness.store.lockPod())).code).toBe("SEGMENT_LOCKED");
+        await taken.release();
+        expect(await other.listSegments()).toEqual([writer.segmentId]);
+      });
+
+      test("a_stale_pod_lock_is_taken_over_by_lock_pod_with_a_warning", ["reopen", "crashedLock"], async (harness) => {
+        const writer = await harness.store.createSegment(start);
+        await writer.close();
+        await need(harness.damage?.crashedLock, "crashedLock")(writer.segmentId);
+        const other = await need(harness.reopen, "reopen")();
+        const results = await Promise.allSettled([other.lockPod(), harness.store.lockPod()]);
+        const held = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+        expect(held).toHaveLength(1);
+        expect(held[0]?.warnings.every((warning) => warning.code === "SEGMENT_LOCK_STALE")).toBe(true);
+        await held[0]?.release();
+      });
+
+      test("a_writer_in_another_thread_fences_creating_a_segment_here", ["workerThread"], async (harness) => {
+        const thread = new ThreadStore(need(harness.workerThread, "workerThread"));
+        try {
+          await thread.expectOk({ op: "start" });
+          const created = await thread.expectOk({ op: "create", start });
+          expect((await rejection(harness.store.createSegment(start))).code).toBe("SEGMENT_LOCKED");
+          expect((await rejection(harness.store.lockPod())).code).toBe("SEGMENT_LOCKED");
+          expect(await harness.store.listSegments()).toEqual([created.segmentId]);
+          await thread.expectOk({ op: "close" });
+          const mine = await harness.store.createSegment(start);
+          const refused = await thread.send({ op: "create", start });
+          expect(refused.ok ? "created" : refused.code).toBe("SEGMENT_LOCKED");
+          await mine.close();
+        } finally {
+          await thread.terminate();
+        }
       });
     });
   });

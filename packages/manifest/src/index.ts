@@ -34,7 +34,7 @@ export type { NodePosition, PositionMap, SafeYamlResult } from "./safe-yaml.ts";
 export { lineColumn } from "./issue.ts";
 export type { Issue as SafeYamlIssue } from "./issue.ts";
 export { findWorkspace } from "./find-workspace.ts";
-export type { WorkspaceLocation } from "./find-workspace.ts";
+export type { FindWorkspaceOptions, WorkspaceLocation } from "./find-workspace.ts";
 export type { ManifestLayerInfo, ManifestLayerKind } from "./manifest-origins.ts";
 export { manifestProvenance } from "./manifest-provenance.ts";
 export type { ManifestProvenance } from "./manifest-provenance.ts";

@@ -100,6 +100,17 @@ describe("finding the workspace", () => {
     expect(findWorkspace(join(home, "code"), env)).toEqual({ root: join(home, "code"), found: false });
     expect(findWorkspace(home, env)).toEqual({ root: home, found: true });
   });
+
+  test("a_dot_insomnia_above_the_cwd_that_belongs_to_another_user_is_not_the_workspace", async () => {
+    await layer("worker:\n  max_turns: 4\n");
+    const sub = join(ws, "sub");
+    await mkdir(sub);
+    const owner = (await stat(join(ws, ".insomnia"))).uid;
+    expect(findWorkspace(sub, env, { uid: owner })).toEqual({ root: ws, found: true });
+    expect(findWorkspace(sub, env, { uid: owner + 1 })).toEqual({ root: sub, found: false });
+    // Started in the directory itself, the user chose it.
+    expect(findWorkspace(ws, env, { uid: owner + 1 })).toEqual({ root: ws, found: true });
+  });
 });
 
 describe("widening values", () => {

@@ -22,7 +22,9 @@ const BENCHES = [
   { file: "skills.mjs", needs: ["skills", "manifest", "cli"] },
   { file: "fs-tools.mjs", needs: ["fs-tools", "scope"] },
   { file: "linear-errors.mjs", needs: ["template", "manifest", "prompt-loader"] },
+  { file: "sandbox.mjs", needs: ["sandbox", "scope"] },
   { file: "template-caps.mjs", needs: ["template", "prompt-loader"] },
+  { file: "mcp.mjs", needs: ["mcp", "cli"] },
 ];
 
 const KEPT_HEADING = "## Start-up and restore (issue 15)";

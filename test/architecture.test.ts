@@ -24,6 +24,8 @@ const allowed: Record<string, readonly string[]> = {
   "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider"],
   skills: ["@insomnia/errors", "@insomnia/manifest"],
   "fs-tools": ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
+  mcp: ["@insomnia/errors", "@insomnia/worker", "@modelcontextprotocol/sdk"],
+  sandbox: ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
   pod: [
     "@insomnia/errors",
     "@insomnia/scope",
@@ -47,6 +49,8 @@ const allowed: Record<string, readonly string[]> = {
     "@insomnia/ai-sdk",
     "@insomnia/skills",
     "@insomnia/fs-tools",
+    "@insomnia/mcp",
+    "@insomnia/sandbox",
     "@ai-sdk/anthropic",
     "@ai-sdk/openai",
     "@ai-sdk/openai-compatible",

@@ -136,6 +136,8 @@ const VENDORS: readonly Vendor[] = [
   { name: "openai", specifier: "@ai-sdk/openai", from: ".", build: "import" },
   { name: "openai-compatible", specifier: "@ai-sdk/openai-compatible", from: ".", build: "import" },
   { name: "pg", specifier: "pg", from: "../segment-store-postgres", build: "require" },
+  // @insomnia/mcp with the MCP SDK (and its zod, ajv): loaded only when a manifest declares servers.
+  { name: "mcp", specifier: "@insomnia/mcp", from: ".", build: "import" },
   { name: "o200k-base", specifier: "gpt-tokenizer/encoding/o200k_base", from: ".", build: "require" },
 ];
 

@@ -36,6 +36,15 @@ export interface ExplainedSkill {
   shadowedBy: string | null;
 }
 
+/** One MCP server as `pod prompt --explain` shows it. */
+export interface ExplainedMcpServer {
+  name: string;
+  transport: "stdio" | "http";
+  state: string;
+  tools: string[];
+  error: string | null;
+}
+
 /** Everything `pod prompt --explain` shows and `--json` prints; keys in output order. */
 export interface Explanation {
   cwd: string;
@@ -45,6 +54,8 @@ export interface Explanation {
   workspace: { root: string; manifest: string | null; trusted: boolean };
   now: string;
   tools: string[];
+  /** Each MCP server, its state and the tools it offers (empty when the manifest has none). */
+  mcpServers: ExplainedMcpServer[];
   tokenizer: string;
   sources: ExplainedSource[];
   agentsMd: { path: string; bytes: number; totalBytes: number; truncated: boolean } | null;
@@ -63,6 +74,14 @@ export interface ExplainInput {
   workspace: { root: string; manifest: string | null; trusted: boolean };
   now: Date;
   tools: readonly string[];
+  /** The MCP servers started to learn their tools. */
+  mcpServers?: readonly {
+    name: string;
+    transport: "stdio" | "http";
+    state: string;
+    tools: readonly string[];
+    error?: string;
+  }[];
 }
 
 const SECTION_LABELS: Record<ExplainedSection["name"], string> = {
@@ -112,6 +131,13 @@ export async function buildExplanation(
     workspace: { ...input.workspace },
     now: rfc3339(input.now),
     tools: [...result.tools],
+    mcpServers: (input.mcpServers ?? []).map((server) => ({
+      name: server.name,
+      transport: server.transport,
+      state: server.state,
+      tools: [...server.tools],
+      error: server.error ?? null,
+    })),
     tokenizer: TOKENIZER,
     sources,
     agentsMd:
@@ -206,6 +232,16 @@ export function formatExplanation(e: Explanation, style: Style): string {
   lines.push(`  now          ${e.now}`);
   lines.push(`  tools        ${e.tools.length === 0 ? "(none)" : e.tools.join(", ")}`);
   lines.push("");
+  if (e.mcpServers.length > 0) {
+    lines.push("MCP servers");
+    for (const server of e.mcpServers) {
+      lines.push(
+        `  ${server.name} (${server.transport}): ${server.state}${server.error === null ? "" : `: ${server.error}`}`,
+      );
+      lines.push(`    tools: ${server.tools.length === 0 ? "(none)" : server.tools.join(", ")}`);
+    }
+    lines.push("");
+  }
   lines.push("Source files");
   const sourceRows = [
     ["ref", "bytes", "sha256", "path"],

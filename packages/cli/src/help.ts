@@ -135,7 +135,8 @@ ${STORE_FLAGS}
 A checkout's .insomnia/pod.yaml may only narrow what a pod can do until you trust it.
 Untrusted, these are refused (UNTRUSTED_WORKSPACE) before anything is read, run or
 sent: pod.pwd outside the workspace, scope.allow targets outside it, a provider.base_url
-that is not this machine, a provider.api_key_file outside the workspace.
+that is not this machine, a provider.api_key_file outside the workspace, mcp_servers,
+worker.run_command.network: true or a timeout_ms above the default.
 
 pod trust prints what the workspace's manifest grants and records the workspace's real
 path with the SHA-256 of the manifest's text in $XDG_CONFIG_HOME/insomnia/trust/

@@ -18,7 +18,8 @@ describe("docs/manifest.md", () => {
       max_tokens: 4096,
       max_turns: 20,
       temperature: 0.2,
-      tools: ["list_dir", "read_file"],
+      tools: ["list_dir", "read_file", "run_command"],
+      run_command: { timeout_ms: 300_000, network: false },
     });
     expect(manifest.scope.allow).toHaveLength(2);
     expect(manifest.scope.deny).toHaveLength(2);

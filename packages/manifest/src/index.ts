@@ -1,10 +1,14 @@
 export {
   DEFAULT_INSTRUCTION,
+  DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+  DEFAULT_MCP_TOOL_TIMEOUT_MS,
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
   DEFAULT_POD_NAME,
+  DEFAULT_RUN_COMMAND_TIMEOUT_MS,
   DEFAULT_SKILLS_BUDGET,
   DEFAULT_TEMPERATURE,
+  DEFAULT_WORKER_TOOLS,
   MAX_MANIFEST_BYTES,
   PROJECT_MANIFEST_PATH,
   WORKER_TOOL_NAMES,
@@ -24,6 +28,7 @@ export { resolveManifest } from "./resolve-manifest.ts";
 export type { ResolveManifestOptions } from "./resolve-manifest.ts";
 export type {
   ManifestLayerResult,
+  ManifestMcpServer,
   ManifestProvider,
   ManifestScopeRule,
   PartialManifest,

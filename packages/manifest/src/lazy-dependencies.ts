@@ -34,6 +34,8 @@ export const VALIBOT_FUNCTIONS = [
   "optional",
   "picklist",
   "pipe",
+  "record",
+  "regex",
   "safeInteger",
   "safeParse",
   "strictObject",

@@ -63,6 +63,7 @@ describe("loadManifest", () => {
       max_turns: 12,
       temperature: 0,
       tools: ["edit_file", "list_dir", "read_file", "write_file"],
+      run_command: { timeout_ms: 120_000, network: false },
     });
     expect(manifest.scope).toEqual({
       allow: [

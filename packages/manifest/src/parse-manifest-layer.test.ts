@@ -132,7 +132,7 @@ describe("bad-input table: manifest rows", () => {
     expect(where(error)).toEqual({ code: "UNKNOWN_KEY", file: FILE, line: 1, column: 1 });
     expect(error.suggestion).toBeUndefined();
     expect(error.detail).toBe(
-      'unknown key "colour" at the top level (known keys: pod, worker, scope, provider, skills)',
+      'unknown key "colour" at the top level (known keys: pod, worker, scope, provider, skills, mcp_servers)',
     );
   });
 

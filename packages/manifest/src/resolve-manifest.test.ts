@@ -15,9 +15,11 @@ describe("resolveManifest", () => {
         max_turns: 50,
         temperature: 0,
         tools: ["edit_file", "list_dir", "read_file", "write_file"],
+        run_command: { timeout_ms: 120_000, network: false },
       },
       scope: { allow: [{ target: "/work/project", permission: "write", recursive: true }], deny: [] },
       skills: { budget: 8000 },
+      mcp_servers: {},
     });
     expect(DEFAULT_INSTRUCTION).toBe("$insomnia/default");
   });

@@ -2,12 +2,15 @@ import { basename, resolve } from "node:path";
 import { checkLayerValue } from "./check-layer.ts";
 import {
   DEFAULT_INSTRUCTION,
+  DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+  DEFAULT_MCP_TOOL_TIMEOUT_MS,
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
   DEFAULT_POD_NAME,
   DEFAULT_SKILLS_BUDGET,
+  DEFAULT_RUN_COMMAND_TIMEOUT_MS,
   DEFAULT_TEMPERATURE,
-  WORKER_TOOL_NAMES,
+  DEFAULT_WORKER_TOOLS,
 } from "./defaults.ts";
 import { type Issue, sortIssues, toManifestError } from "./issue.ts";
 import { ManifestError } from "./manifest-error.ts";
@@ -51,11 +54,25 @@ export function resolveManifestWith(
       max_tokens: layer.worker?.max_tokens ?? DEFAULT_MAX_TOKENS,
       max_turns: layer.worker?.max_turns ?? DEFAULT_MAX_TURNS,
       temperature: layer.worker?.temperature ?? DEFAULT_TEMPERATURE,
-      tools: [...new Set(layer.worker?.tools ?? WORKER_TOOL_NAMES)].sort(),
+      tools: [...new Set(layer.worker?.tools ?? DEFAULT_WORKER_TOOLS)].sort(),
+      run_command: {
+        timeout_ms: layer.worker?.run_command?.timeout_ms ?? DEFAULT_RUN_COMMAND_TIMEOUT_MS,
+        network: layer.worker?.run_command?.network ?? false,
+      },
     },
     scope: { allow, deny: (layer.scope?.deny ?? []).map(copyRule) },
     ...(layer.provider === undefined ? {} : { provider: resolveProvider(layer.provider, options.origins) }),
     skills: { budget: layer.skills?.budget ?? DEFAULT_SKILLS_BUDGET },
+    mcp_servers: Object.fromEntries(
+      Object.entries(layer.mcp_servers ?? {}).map(([name, server]) => [
+        name,
+        {
+          ...server,
+          startup_timeout_ms: server.startup_timeout_ms ?? DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+          tool_timeout_ms: server.tool_timeout_ms ?? DEFAULT_MCP_TOOL_TIMEOUT_MS,
+        },
+      ]),
+    ),
   };
   beforeFreeze(manifest);
   return deepFreeze(manifest);

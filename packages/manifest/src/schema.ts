@@ -11,6 +11,26 @@ const MAPPING = "a mapping";
 /** The expectation phrase of one `worker.tools` entry (check-layer adds the did-you-mean). */
 export const TOOL_NAME_PHRASE = `one of the tool names ${WORKER_TOOL_NAMES.join(", ")}`;
 
+/** What an `mcp_servers` key may be: it becomes part of tool names (`mcp__<name>__<tool>`). */
+export const MCP_SERVER_NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
+
+/** Exactly one transport, and only that transport's keys. */
+function oneTransport(value: object): boolean {
+  const server = value as Record<string, unknown>;
+  const stdio = ["command", "args", "env", "cwd"].some((key) => server[key] !== undefined);
+  const http = ["url", "headers_from_env"].some((key) => server[key] !== undefined);
+  return stdio ? server.command !== undefined && !http : server.url !== undefined;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
 /** One manifest layer as written: strict objects, every key optional. Built with the valibot module `v`. */
 function buildLayerSchema(v: Valibot) {
   // Each message is the expectation phrase used in "<key> must be <phrase>, got <value>".
@@ -62,6 +82,15 @@ function buildLayerSchema(v: Valibot) {
             tools: v.optional(
               v.array(v.picklist(WORKER_TOOL_NAMES, TOOL_NAME_PHRASE), "a list of tool names (write [] for none)"),
             ),
+            run_command: v.optional(
+              v.strictObject(
+                {
+                  timeout_ms: v.optional(positiveInteger("a positive whole number of milliseconds")),
+                  network: v.optional(v.boolean("true or false")),
+                },
+                MAPPING,
+              ),
+            ),
           },
           MAPPING,
         ),
@@ -79,6 +108,50 @@ function buildLayerSchema(v: Valibot) {
         ),
       ),
       skills: v.optional(v.strictObject({ budget: v.optional(positiveInteger("a positive whole number")) }, MAPPING)),
+      mcp_servers: v.optional(
+        v.record(
+          v.pipe(
+            v.string("a server name"),
+            v.regex(
+              MCP_SERVER_NAME,
+              "a server name of letters, digits, - and single _ (it becomes part of tool names)",
+            ),
+          ),
+          v.pipe(
+            v.strictObject(
+              {
+                command: v.optional(nonEmptyString("a non-empty command")),
+                args: v.optional(v.array(v.string("a string"), "a list of strings")),
+                env: v.optional(v.record(v.string(), v.string("a string"), "a mapping of variable names to strings")),
+                cwd: v.optional(nonEmptyString("a non-empty path")),
+                url: v.optional(
+                  v.pipe(
+                    nonEmptyString("an http:// or https:// URL"),
+                    v.check(isHttpUrl, "an http:// or https:// URL"),
+                  ),
+                ),
+                headers_from_env: v.optional(
+                  v.record(
+                    v.string(),
+                    nonEmptyString("the name of an environment variable"),
+                    "a mapping of header names to environment variable names",
+                  ),
+                ),
+                startup_timeout_ms: v.optional(positiveInteger("a positive whole number of milliseconds")),
+                tool_timeout_ms: v.optional(positiveInteger("a positive whole number of milliseconds")),
+                enabled_tools: v.optional(v.array(nonEmptyString("a tool name"), "a list of tool names")),
+                disabled_tools: v.optional(v.array(nonEmptyString("a tool name"), "a list of tool names")),
+              },
+              MAPPING,
+            ),
+            v.check(
+              (server) => oneTransport(server),
+              "a server with either command (+ args, env, cwd: stdio) or url (+ headers_from_env: streamable HTTP), not both",
+            ),
+          ),
+          "a mapping of server names to servers",
+        ),
+      ),
     },
     MAPPING,
   );
@@ -100,6 +173,8 @@ interface SchemaShape {
   entries?: Record<string, SchemaShape>;
   wrapped?: SchemaShape;
   item?: SchemaShape;
+  /** The value schema of a record (`mcp_servers`). */
+  value?: SchemaShape;
 }
 
 /** Known keys of the mapping at `path` in the layer schema, or undefined when it is not a mapping. */
@@ -111,6 +186,7 @@ export function knownKeysAt(path: readonly (string | number)[]): string[] | unde
       const entries: Record<string, SchemaShape> = schema.entries ?? {};
       schema = Object.hasOwn(entries, segment) ? entries[String(segment)] : undefined;
     } else if (schema?.type === "array") schema = schema.item;
+    else if (schema?.type === "record") schema = schema.value;
     else return undefined;
   }
   schema = unwrap(schema);

@@ -30,6 +30,13 @@ export type ManifestScopeRule = NonNullable<Section<"scope">["allow"]>[number];
 export type ManifestProvider = Resolved<Pick<Section<"provider">, "kind" | "model">> &
   Pick<Section<"provider">, "base_url" | "api_key_file">;
 
+/** One `mcp_servers` entry as written. */
+type WrittenMcpServer = NonNullable<Section<"mcp_servers">>[string];
+
+/** One resolved `mcp_servers` entry: both timeouts set (defaults applied), the rest as written. */
+export type ManifestMcpServer = Omit<WrittenMcpServer, "startup_timeout_ms" | "tool_timeout_ms"> &
+  Resolved<Pick<WrittenMcpServer, "startup_timeout_ms" | "tool_timeout_ms">>;
+
 /**
  * A fully resolved manifest (every key present, defaults applied). Keys are the YAML keys.
  * `worker.tools` is sorted without duplicates (`[]` for none). `skills` is always set by
@@ -38,10 +45,19 @@ export type ManifestProvider = Resolved<Pick<Section<"provider">, "kind" | "mode
  */
 export interface PodManifest {
   readonly pod: Resolved<Section<"pod">>;
-  readonly worker: Resolved<Section<"worker">>;
+  readonly worker: Resolved<Omit<Section<"worker">, "run_command">> & {
+    /**
+     * `worker.run_command`, defaults applied: the longest a command may run, and whether it
+     * reaches the network. Always set by `resolveManifest`; optional so a manifest built by
+     * hand without it still type-checks (absent: 120,000 ms, no network).
+     */
+    readonly run_command?: Resolved<NonNullable<Section<"worker">["run_command"]>>;
+  };
   readonly scope: Resolved<Section<"scope">>;
   readonly provider?: ManifestProvider;
   readonly skills?: Resolved<Section<"skills">>;
+  /** MCP servers by name (`{}` when none; optional like `skills` for hand-built manifests). */
+  readonly mcp_servers?: Readonly<Record<string, ManifestMcpServer>>;
 }
 
 /** Outcome of validating one layer or overlay: the layer, or every problem found. */

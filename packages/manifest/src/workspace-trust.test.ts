@@ -159,6 +159,20 @@ describe("widening values", () => {
     expect(() => checkWorkspaceTrust(manifest, { env, trusted: true })).not.toThrow();
   });
 
+  test("mcp_servers_and_a_loosened_run_command_widen_too", async () => {
+    await layer(
+      "worker:\n  run_command:\n    network: true\n    timeout_ms: 999999999\nmcp_servers:\n  files:\n    command: node\n",
+    );
+    const { manifest } = await loadManifest({ cwd: ws, env });
+    expect(findWidenings(manifest, { env }).map((w) => [w.key, w.origin.line])).toEqual([
+      ["worker.run_command.network", 3],
+      ["worker.run_command.timeout_ms", 4],
+      ["mcp_servers.files", 7],
+    ]);
+    await layer("worker:\n  run_command:\n    network: false\n    timeout_ms: 1000\n");
+    expect(findWidenings((await loadManifest({ cwd: ws, env })).manifest, { env })).toEqual([]);
+  });
+
   test("narrowing_values_and_loopback_urls_are_allowed", async () => {
     await layer(
       "scope:\n  allow:\n    - {target: src, permission: read}\n  deny:\n    - {target: /, permission: write}\nprovider:\n  kind: openai-compatible\n  model: m\n  base_url: http://[::1]:8080/v1\n  api_key_file: key.txt\nworker:\n  max_turns: 2\n",

@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isSameOrInside, setProblems } from "@insomnia/errors";
+import { DEFAULT_RUN_COMMAND_TIMEOUT_MS } from "./defaults.ts";
 import { ManifestError } from "./manifest-error.ts";
 import type { ManifestOrigin } from "./manifest-origins.ts";
 import { userHome } from "./manifest-paths.ts";
@@ -46,6 +47,22 @@ export const WIDENING_RULES: readonly WideningRule[] = Object.freeze([
   { key: /^scope\.allow\[\d+\]\.target$/, grants: allowOutsideRoot },
   { key: /^provider\.base_url$/, grants: nonLoopbackBaseUrl },
   { key: /^provider\.api_key_file$/, grants: keyFileOutsideRoot },
+  {
+    key: /^mcp_servers\.[^.]+$/,
+    grants: (_value, { key }) =>
+      `starts or connects to the MCP server ${key.slice(12)}, whose tools the model may call`,
+  },
+  {
+    key: /^worker\.run_command\.network$/,
+    grants: (value) => (value === true ? "lets run_command's commands reach the network" : undefined),
+  },
+  {
+    key: /^worker\.run_command\.timeout_ms$/,
+    grants: (value) =>
+      typeof value === "number" && value > DEFAULT_RUN_COMMAND_TIMEOUT_MS
+        ? `lets a command run for ${value} ms, longer than the default ${DEFAULT_RUN_COMMAND_TIMEOUT_MS}`
+        : undefined,
+  },
 ]);
 
 /** Real path of `path`, resolving the part that exists (a target may not exist yet). */

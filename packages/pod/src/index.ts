@@ -16,6 +16,7 @@ export type {
   PrepareOptions,
   PreparedSystemPrompt,
 } from "./materialize.ts";
+export { MCP_BOUNDARIES_NOTE, workingBoundaries } from "./working-boundaries.ts";
 export { AGENTS_MD_MAX_BYTES, readAgentsMd } from "./agents-md.ts";
 export type { AgentsMdResult } from "./agents-md.ts";
 export { SUMMARY_PREFIX, summaryMessage } from "./summary-message.ts";
@@ -34,4 +35,5 @@ export type {
   SegmentSpan,
   SegmentStartRecord,
   SegmentStore,
+  SegmentToolDefinition,
 } from "@insomnia/segment-store";

@@ -20,6 +20,7 @@ import type { ListedSkill, PromptSections, TemplateLoader, TemplateSource } from
 import { readAgentsMd } from "./agents-md.ts";
 import { PodError } from "./pod-error.ts";
 import { silentNotifier } from "./pod-warning.ts";
+import { workingBoundaries } from "./working-boundaries.ts";
 import type { Notifier, PodWarning } from "./pod-warning.ts";
 
 /** A pod's instruction, parsed and checked, waiting for its one render. */
@@ -186,9 +187,10 @@ export async function materialize(
   } catch (error) {
     throw templateError(error, "SYSTEM_PROMPT_RENDER", prepared.template.instruction);
   }
+  const boundaries = workingBoundaries(scope.summary, context.tools);
   const { prompt, sections: spans } = assembleSystemPromptWithSections({
     instruction,
-    scopeSummary: scope.summary,
+    scopeSummary: boundaries,
     ...(section.text === undefined ? {} : { skills: section.text }),
     ...(agents.text === undefined ? {} : { agentsMd: agents.text }),
   });
@@ -212,7 +214,7 @@ export async function materialize(
     ],
     sections: {
       instruction,
-      workingBoundaries: scope.summary,
+      workingBoundaries: boundaries,
       ...(section.text === undefined ? {} : { skills: section.text }),
       ...(agents.text === undefined ? {} : { agentsMd: agents.text }),
     },

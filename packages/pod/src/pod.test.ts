@@ -182,6 +182,7 @@ describe("first run", () => {
         sources: [{ ref: "$workspace/main", file, sha256: promptFileSha256(Buffer.from(INSTRUCTION)) }],
         createdAt: NOW,
         tools: worker.tools.names(),
+        toolDefinitions: JSON.parse(JSON.stringify(worker.tools.definitions())),
         sections: pod.sections,
       },
       { type: "message", message: { role: "user", content: "hello" } },
@@ -381,6 +382,7 @@ describe("compact", () => {
       previousSegment: first,
       summary: "the user counted to two",
       tools: (firstLog.records[0] as { tools: unknown }).tools,
+      toolDefinitions: (firstLog.records[0] as { toolDefinitions: unknown }).toolDefinitions,
       sections: (firstLog.records[0] as { sections: unknown }).sections,
     });
     expect(secondLog.records.slice(1)).toEqual([

@@ -30,7 +30,7 @@ import { summaryMessage } from "./summary-message.ts";
 export interface PodWorker {
   /** True while a run() or resume() is active or queued. */
   readonly busy: boolean;
-  readonly tools: Pick<ToolServer, "flushPending" | "names" | "has" | "register">;
+  readonly tools: Pick<ToolServer, "flushPending" | "names" | "definitions" | "has" | "register">;
   addMessageListener(listener: (message: Message) => void | Promise<void>): () => void;
   setSystemPrompt(prompt: string): void;
   getSystemPrompt(): string | undefined;
@@ -77,6 +77,12 @@ export interface RestoreDeps {
   clock?: Clock | undefined;
   /** Receives warnings (default: drops them). */
   notifier?: Notifier | undefined;
+  /**
+   * Called with the segment's start record before the worker's pending tool factories run, so
+   * a factory can offer exactly the tools recorded there (`toolDefinitions`: MCP tools are
+   * frozen for a pod's life and sent again byte for byte on restore).
+   */
+  onSegmentStart?: ((start: SegmentStartRecord) => void) | undefined;
 }
 
 /**
@@ -139,6 +145,7 @@ export class Pod {
   #sources: readonly SegmentSource[] = [];
   #systemPrompt: string | undefined;
   #tools: readonly string[] | undefined;
+  #toolDefinitions: SegmentStartRecord["toolDefinitions"];
   #sections: SegmentStartRecord["sections"];
   #materializing: Promise<void> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
@@ -222,6 +229,7 @@ export class Pod {
       const warnings = await checkSources(start.sources, deps.loader);
       worker.setSystemPrompt(start.systemPrompt);
       registerRecordedSkills(worker, start.sources);
+      deps.onSegmentStart?.(start);
       await worker.tools.flushPending();
       const toolsChanged = toolsWarning(segmentId, start.tools, worker.tools.names());
       if (toolsChanged !== undefined) warnings.push(toolsChanged);
@@ -332,6 +340,7 @@ export class Pod {
         previousSegment: previous.segmentId,
         summary,
         ...(this.#tools === undefined ? {} : { tools: this.#tools }),
+        ...(this.#toolDefinitions === undefined ? {} : { toolDefinitions: this.#toolDefinitions }),
         ...(this.#sections === undefined ? {} : { sections: this.#sections }),
       });
       this.#worker.setHistory([summaryMessage(summary)]);
@@ -388,6 +397,8 @@ export class Pod {
         sources: rendered.sources.map(({ ref, file, sha256 }) => ({ ref, file, sha256 })),
         createdAt: now.toISOString(),
         tools: rendered.tools,
+        // The definitions as the worker sends them, kept for the pod's life (restore sends them again).
+        toolDefinitions: this.#worker.tools.definitions(),
         sections: { ...rendered.spans },
       };
       this.#pendingStart = start;
@@ -403,6 +414,7 @@ export class Pod {
     this.#sources = start.sources;
     this.#systemPrompt = start.systemPrompt;
     this.#tools = start.tools;
+    this.#toolDefinitions = start.toolDefinitions;
     this.#sections = start.sections;
   }
 

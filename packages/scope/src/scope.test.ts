@@ -462,3 +462,27 @@ describe("explain resolved", () => {
     expect(clean.permission).toBe("write");
   });
 });
+
+describe("rules", () => {
+  test("rules_lists_every_allow_and_deny_rule_canonical_in_declaration_order", () => {
+    symlinkSync(join(root, "repo"), join(root, "repo-link"));
+    const scope = Scope.fromConfig(
+      {
+        allow: [
+          { target: "repo-link", permission: "write" },
+          { target: "outside", permission: "read", recursive: false },
+        ],
+        deny: [{ target: "repo/src", permission: "write" }],
+      },
+      root,
+    );
+    expect(scope.rules()).toEqual({
+      allow: [
+        { location: "scope.allow[0]", target: join(root, "repo"), permission: "write", recursive: true },
+        { location: "scope.allow[1]", target: join(root, "outside"), permission: "read", recursive: false },
+      ],
+      deny: [{ location: "scope.deny[0]", target: join(root, "repo", "src"), permission: "write", recursive: true }],
+    });
+    expect(Object.isFrozen(scope.rules().allow)).toBe(true);
+  });
+});

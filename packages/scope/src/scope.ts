@@ -23,6 +23,12 @@ export interface ScopeRuleRef {
   readonly recursive: boolean;
 }
 
+/** The rules of a scope as {@link Scope.rules} lists them. */
+export interface ScopeRules {
+  readonly allow: readonly ScopeRuleRef[];
+  readonly deny: readonly ScopeRuleRef[];
+}
+
 /** What {@link Scope.explain} answers. */
 export interface PermissionExplanation {
   /** The canonical path the query resolved to; absent when it could not be resolved. */
@@ -57,12 +63,17 @@ export class Scope {
   readonly #allow: readonly CompiledRule[];
   readonly #deny: readonly CompiledRule[];
   readonly #data: ScopeData;
+  readonly #rules: ScopeRules;
 
   private constructor(config: ScopeConfig, base: string) {
     const compiled = compileConfig(config, base);
     this.base = compiled.base;
     this.#allow = compiled.allow;
     this.#deny = compiled.deny;
+    this.#rules = Object.freeze({
+      allow: Object.freeze(this.#allow.map((rule) => Object.freeze(ruleRef(rule)))),
+      deny: Object.freeze(this.#deny.map((rule) => Object.freeze(ruleRef(rule)))),
+    });
 
     const readable = new Map<string, SummaryEntry>();
     const writable = new Map<string, SummaryEntry>();
@@ -146,6 +157,11 @@ export class Scope {
   /** Whether `path` may be written. */
   isWritable(path: string): boolean {
     return this.permissionAt(path) === "write";
+  }
+
+  /** Every allow and deny rule, canonical, in declaration order: what a sandbox mirrors with mounts. */
+  rules(): ScopeRules {
+    return this.#rules;
   }
 
   /** The text shown to the model (see README for the format). */

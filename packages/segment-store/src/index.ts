@@ -14,6 +14,7 @@ export type {
   SegmentSource,
   SegmentSpan,
   SegmentStartRecord,
+  SegmentToolDefinition,
 } from "./segment-record.ts";
 export { serializeSegmentRecord } from "./segment-codec.ts";
 export { compareSegmentIds, formatSegmentId, parseSegmentId } from "./segment-id.ts";

@@ -22,10 +22,22 @@ export interface SegmentStartRecord {
   /** The tool names the prompt was rendered with, sorted (absent in segments written before they were recorded). */
   readonly tools?: readonly string[];
   /**
+   * The tool definitions the pod sends, exactly as sent, sorted by name: frozen for the pod's
+   * life, so a restore sends them again (absent in segments written before they were recorded).
+   */
+  readonly toolDefinitions?: readonly SegmentToolDefinition[];
+  /**
    * Where each section lies in `systemPrompt`: `{ start, end }` offsets in UTF-16 code units,
    * by section name (`instruction`, `workingBoundaries`, `skills`, `agentsMd`); absent in older segments.
    */
   readonly sections?: Readonly<Record<string, SegmentSpan>>;
+}
+
+/** One tool as the model is told about it (structurally the worker's `ToolDefinition`). */
+export interface SegmentToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
 }
 
 /** A part of a stored system prompt: `systemPrompt.slice(start, end)`. */
@@ -69,6 +81,20 @@ function isOptionalSpans(value: unknown): boolean {
   return value === undefined || (isPlainObject(value) && Object.values(value).every(isSpan));
 }
 
+function isOptionalToolDefinitions(value: unknown): boolean {
+  return (
+    value === undefined ||
+    (Array.isArray(value) &&
+      value.every(
+        (item) =>
+          isPlainObject(item) &&
+          typeof item.name === "string" &&
+          typeof item.description === "string" &&
+          isPlainObject(item.inputSchema),
+      ))
+  );
+}
+
 function isSource(value: unknown): value is SegmentSource {
   return (
     isPlainObject(value) &&
@@ -91,6 +117,7 @@ export function isSegmentRecord(value: unknown): value is SegmentRecord {
     isOptionalString(value.previousSegment) &&
     isOptionalString(value.summary) &&
     isOptionalStringList(value.tools) &&
+    isOptionalToolDefinitions(value.toolDefinitions) &&
     isOptionalSpans(value.sections)
   );
 }

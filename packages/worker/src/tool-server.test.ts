@@ -243,3 +243,21 @@ describe("ToolServer", () => {
     });
   });
 });
+
+describe("factories that build several tools", () => {
+  test("a_factory_may_return_a_list_of_tools_added_in_its_order", async () => {
+    const server = new ToolServer();
+    server.registerFactory(async () => [echoTool("mcp__s__b"), echoTool("mcp__s__a")]);
+    server.registerFactory(() => []);
+    await server.flushPending();
+    expect(server.names()).toEqual(["mcp__s__a", "mcp__s__b"]);
+  });
+
+  test("a_bad_tool_in_a_list_fails_the_flush_and_keeps_the_good_ones", async () => {
+    const server = new ToolServer();
+    server.registerFactory(() => [echoTool("good"), { name: "" } as unknown as Tool]);
+    const error = await caught(server.flushPending());
+    expect(WorkerError.is(error) && error.code).toBe("TOOL_FACTORY_FAILED");
+    expect(server.names()).toEqual(["good"]);
+  });
+});

@@ -176,15 +176,19 @@ export class ToolServer {
         );
         continue;
       }
-      const problem = toolProblem(outcome.value);
-      if (problem !== undefined) {
-        failures.push(
-          new WorkerError("TOOL_FACTORY_FAILED", `tool factory #${number} returned an unusable tool: ${problem}`),
-        );
-        continue;
+      // A factory may build several tools (an MCP server's); they are added in its order.
+      const tools: readonly unknown[] = Array.isArray(outcome.value) ? outcome.value : [outcome.value];
+      for (const tool of tools) {
+        const problem = toolProblem(tool);
+        if (problem !== undefined) {
+          failures.push(
+            new WorkerError("TOOL_FACTORY_FAILED", `tool factory #${number} returned an unusable tool: ${problem}`),
+          );
+          continue;
+        }
+        const failure = this.#add(tool as Tool);
+        if (failure !== undefined) failures.push(failure);
       }
-      const failure = this.#add(outcome.value);
-      if (failure !== undefined) failures.push(failure);
     }
     return failures;
   }

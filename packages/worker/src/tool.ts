@@ -11,5 +11,8 @@ export interface Tool extends ToolDefinition {
   execute(input: unknown): Promise<string> | string;
 }
 
-/** Builds a tool on demand; run at most once, by ToolServer.flushPending(). */
-export type ToolFactory = () => Tool | Promise<Tool>;
+/**
+ * Builds a tool, or a list of tools (e.g. every tool of an MCP server), on demand; run at
+ * most once, by ToolServer.flushPending().
+ */
+export type ToolFactory = () => Tool | readonly Tool[] | Promise<Tool | readonly Tool[]>;

@@ -23,6 +23,8 @@ import { formatProblemLine, styleFor } from "../output.ts";
 import { redacted } from "../shown-text.ts";
 import { trustLines, type WorkspaceTrust } from "../trust-lines.ts";
 import type { Problem } from "../problem.ts";
+import { probeMcpServers } from "../mcp-tools.ts";
+import type { ProbedMcpServers } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** `pod check`: loads the manifest and parses the instruction with every include; reports every problem. */
@@ -31,6 +33,7 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   const problems: Problem[] = [];
   let summary: string | undefined;
   let trust: WorkspaceTrust | undefined;
+  let mcp: ProbedMcpServers | undefined;
 
   const loaded = await checkManifest(options, cwd, io, problems);
   if (loaded !== undefined) {
@@ -38,15 +41,29 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
     const widenings = findWidenings(manifest, { env: { ...io.env } });
     trust = workspaceTrust(loaded.workspace, widenings);
     const refused = widenings.filter((widening) => widening.origin.trusted === false);
-    // An untrusted layer that widens is refused before anything is read: report each value, check nothing more.
+    // An untrusted layer that widens is refused before anything is read or started: report each value, check nothing more.
     for (const widening of refused) problems.push(problemFromUserError(untrustedWorkspaceError(widening)));
-    const checked = refused.length > 0 ? undefined : await checkInstruction(manifest, origins, io, problems);
-    if (checked !== undefined) {
-      const { sources, skills } = checked;
-      summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
-      if (skills > 0) summary += `, ${skills} skill${skills === 1 ? "" : "s"}`;
+    if (refused.length === 0) {
+      await checkSandbox(manifest, origins, io, problems);
+      const checked = await checkInstruction(manifest, origins, io, problems);
+      if (checked !== undefined) {
+        const { sources, skills } = checked;
+        summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
+        if (skills > 0) summary += `, ${skills} skill${skills === 1 ? "" : "s"}`;
+      }
+      // A pod starts its MCP servers to learn their tools: check does the same, bounded by their timeouts.
+      mcp = await probeMcpServers(manifest, io.env);
+      for (const warning of mcp.warnings)
+        problems.push({ code: warning.code, message: warning.message, severity: "warning" });
     }
   }
+  const serverLines = (mcp?.servers ?? []).map(
+    (server) =>
+      `mcp server ${server.name} (${server.transport}): ${server.state}` +
+      (server.error === undefined ? "" : ` (${server.error})`) +
+      `, ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}` +
+      (server.tools.length === 0 ? "" : `: ${server.tools.join(", ")}`),
+  );
 
   const ok = !problems.some((p) => p.severity === "error");
   if (options.json) {
@@ -62,12 +79,25 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
         severity: p.severity,
       })),
       workspace: trust ?? null,
+      // Present when the manifest declares MCP servers, so a check without any prints what it did before.
+      ...(mcp === undefined || mcp.servers.length === 0
+        ? {}
+        : {
+            mcpServers: mcp.servers.map((server) => ({
+              name: server.name,
+              transport: server.transport,
+              state: server.state,
+              tools: server.tools,
+              error: server.error ?? null,
+            })),
+          }),
     };
     io.stdout.write(`${redacted(JSON.stringify(out, null, 2))}\n`);
   } else {
     const style = styleFor(io.stderr, io.env);
     for (const problem of problems) io.stderr.write(`${formatProblemLine(problem, style)}\n`);
     if (ok && summary !== undefined) io.stdout.write(`${summary}\n`);
+    for (const line of serverLines) io.stdout.write(`${line}\n`);
     // Failures (an untrusted widening value among them) are on stderr; a clean check says where it ran.
     if (ok && trust !== undefined && trust.manifest !== null) io.stdout.write(trustLines(trust));
   }
@@ -87,6 +117,24 @@ function workspaceTrust(workspace: LoadedWorkspace, widenings: readonly Manifest
       column: origin.column,
     })),
   };
+}
+
+/**
+ * When `worker.tools` names run_command: whether its sandbox works here; if not, a warning
+ * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed).
+ */
+async function checkSandbox(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]) {
+  if (!manifest.worker.tools.includes("run_command")) return;
+  const { detectSandbox } = await import("@insomnia/sandbox");
+  const found = await detectSandbox({ env: io.env });
+  if (found.available) return;
+  const at = origins["worker.tools"];
+  problems.push({
+    ...(at === undefined ? {} : { file: at.file, line: at.line, column: at.column }),
+    code: found.error.code,
+    message: found.error.detail,
+    severity: "warning",
+  });
 }
 
 /** Loads the manifest; on failure validates each layer on its own to report every issue, not just the first. */

@@ -379,6 +379,7 @@ describe("pod prompt --explain and --json", () => {
       "workspace",
       "now",
       "tools",
+      "mcpServers",
       "tokenizer",
       "sources",
       "agentsMd",

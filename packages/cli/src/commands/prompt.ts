@@ -1,9 +1,10 @@
-import { loadManifest } from "@insomnia/manifest";
+import { checkWorkspaceTrust, loadManifest } from "@insomnia/manifest";
 import { materializeSystemPrompt } from "@insomnia/pod";
 import type { PromptOptions } from "../args.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
+import { probeMcpServers } from "../mcp-tools.ts";
 import { forTerminal } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -11,10 +12,18 @@ import { resolveWorkspaceDir } from "../workspace-dir.ts";
 export async function runPrompt(options: PromptOptions, io: CliIo): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, files, origins, workspace } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  // Before any MCP server starts or any prompt file is read: a checkout may narrow, never widen.
+  checkWorkspaceTrust(manifest, { env: { ...io.env } });
   const now = options.now ?? new Date();
-  // A pod registers the manifest's worker.tools, so that is what its template sees unless --tool says otherwise.
-  const tools = options.tools ?? manifest.worker.tools;
+  // A pod registers the manifest's worker.tools and its MCP servers' tools, so that is what its
+  // template sees unless --tool says otherwise (then no server is started).
+  const mcp = options.tools === undefined ? await probeMcpServers(manifest, io.env) : undefined;
+  const tools = options.tools ?? [...manifest.worker.tools, ...(mcp?.tools ?? [])];
   const style = styleFor(io.stderr, io.env);
+  for (const warning of mcp?.warnings ?? []) {
+    const problem = { code: warning.code, message: warning.message, severity: "warning" as const };
+    io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
+  }
   let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
   try {
     result = await materializeSystemPrompt({ manifest, tools, now, env: { ...io.env } });
@@ -61,6 +70,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       workspace: { root: workspace.root, manifest: workspace.layer ?? null, trusted: workspace.trusted },
       now,
       tools,
+      mcpServers: mcp?.servers ?? [],
     },
     result,
     await loadTokenCounter(),

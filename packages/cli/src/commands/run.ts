@@ -18,6 +18,8 @@ import {
   providerChoice,
 } from "../provider-model.ts";
 import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import { registerMcpTools } from "../mcp-tools.ts";
+import type { RunMcpTools } from "../mcp-tools.ts";
 import { forTerminal, hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -28,19 +30,39 @@ export const EXIT_INTERRUPTED = 130;
 export interface RunToolContext {
   manifest: PodManifest;
   worker: Worker;
+  /** Where run_command's sandbox finds `bwrap` and takes `PATH` and `LANG` from (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Told why run_command is not offered (`SANDBOX_UNAVAILABLE`). */
+  warn?: ((warning: { code: string; message: string }) => void) | undefined;
 }
 
 /**
  * Registers the tools `pod run` offers the model, before the prompt is rendered (the
  * template sees their names): the file tools of `worker.tools` (all four unless the manifest
  * says otherwise), bound to the manifest's scope, so what the prompt's Working boundaries say
- * is what the tools allow.
+ * is what the tools allow; and `run_command` when `worker.tools` names it and the sandbox
+ * works here (else a `SANDBOX_UNAVAILABLE` warning: a command never runs unsandboxed).
  */
-export async function toolsForRun({ manifest, worker }: RunToolContext): Promise<void> {
+export async function toolsForRun({ manifest, worker, env, warn }: RunToolContext): Promise<void> {
   if (manifest.worker.tools.length === 0) return;
-  const [{ Scope }, { fsTools }] = await Promise.all([import("@insomnia/scope"), import("@insomnia/fs-tools")]);
+  const [{ Scope }, { fsTools, isFsToolName }] = await Promise.all([
+    import("@insomnia/scope"),
+    import("@insomnia/fs-tools"),
+  ]);
   const scope = Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
-  for (const tool of fsTools(scope, { tools: manifest.worker.tools })) worker.tools.register(tool);
+  const fileTools = manifest.worker.tools.filter(isFsToolName);
+  for (const tool of fsTools(scope, { tools: fileTools })) worker.tools.register(tool);
+  if (!manifest.worker.tools.includes("run_command")) return;
+  const { detectSandbox, runCommandTool, Sandbox } = await import("@insomnia/sandbox");
+  const found = await detectSandbox({ env });
+  if (!found.available) {
+    warn?.({ code: found.error.code, message: found.error.detail });
+    return;
+  }
+  const settings = manifest.worker.run_command;
+  // Commands start in the scope's base: pod.pwd with symlinks resolved, a path that exists inside the sandbox.
+  const sandbox = new Sandbox(scope, { bwrapPath: found.bwrapPath, network: settings?.network, env });
+  worker.tools.register(runCommandTool(sandbox, { maxTimeoutMs: settings?.timeout_ms }));
 }
 
 /** `pod run`: sends one user message to the manifest's model, continuing the latest conversation unless `--new`. */
@@ -158,6 +180,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     ]);
   const interrupt = interruption(io);
   let pod: Pod | undefined;
+  let mcp: RunMcpTools | undefined;
   try {
     const client = aiSdkClient(model, {
       maxOutputTokens: manifest.worker.max_tokens,
@@ -168,8 +191,15 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       onWarning: (warning) => writeWarning(io, style, { code: "PROVIDER_WARNING", message: warning.message }),
     });
     const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });
-    await toolsForRun({ manifest, worker });
+    mcp = registerMcpTools(worker, {
+      manifest,
+      env: io.env,
+      onWarning: (warning) => writeWarning(io, style, warning),
+      signal: interrupt.signal,
+    });
+    const frozenMcp = mcp;
     const notifier: Notifier = { warn: (warning) => writeWarning(io, style, warning) };
+    await toolsForRun({ manifest, worker, env: io.env, warn: (warning) => writeWarning(io, style, warning) });
     const clock: Clock | undefined = options.now === undefined ? undefined : { now: () => new Date(options.now!) };
     const env = { ...io.env };
     pod =
@@ -178,6 +208,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
         : await Pod.restore(store, latest, worker, {
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
+            onSegmentStart: (start) => frozenMcp.freezeFrom(start),
             ...(clock === undefined ? {} : { clock }),
           });
     const history = worker.getHistory();
@@ -228,7 +259,11 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     return 0;
   } finally {
     interrupt.stop();
-    await pod?.close();
+    try {
+      await pod?.close();
+    } finally {
+      await mcp?.close(); // the servers' whole process trees
+    }
   }
 }
 

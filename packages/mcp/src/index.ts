@@ -1,0 +1,10 @@
+export { McpServers } from "./mcp-servers.ts";
+export type { McpServersOptions, McpServerStatus } from "./mcp-servers.ts";
+export type { McpServerState } from "./mcp-server.ts";
+export { DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS } from "./server-config.ts";
+export type { HttpServerTransportConfig, McpServerConfig, StdioServerTransportConfig } from "./server-config.ts";
+export { MAX_TOOL_NAME_LENGTH, mcpToolName } from "./tool-name.ts";
+export { MAX_RESULT_BYTES } from "./result-text.ts";
+export { McpError } from "./mcp-error.ts";
+export type { McpErrorCode, McpErrorOptions } from "./mcp-error.ts";
+export type { McpWarning, McpWarningCode } from "./mcp-warning.ts";

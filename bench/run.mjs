@@ -25,6 +25,7 @@ const BENCHES = [
   { file: "sandbox.mjs", needs: ["sandbox", "scope"] },
   { file: "template-caps.mjs", needs: ["template", "prompt-loader"] },
   { file: "mcp.mjs", needs: ["mcp", "cli"] },
+  { file: "live-turn.mjs", needs: ["ai-sdk", "worker", "cli"] },
 ];
 
 const KEPT_HEADING = "## Start-up and restore (issue 15)";

@@ -8,11 +8,21 @@ import type {
   LanguageModelV3Usage,
 } from "@ai-sdk/provider";
 import { APICallError } from "@ai-sdk/provider";
-import type { LlmClient, LlmRequest, LlmResponse, LlmUsage, ToolCall } from "@insomnia/worker";
+import type { JSONValue, SharedV3ProviderMetadata } from "@ai-sdk/provider";
+import type {
+  LlmCallOptions,
+  LlmClient,
+  LlmRequest,
+  LlmResponse,
+  LlmStreamEvent,
+  LlmUsage,
+  ReasoningPart,
+  ToolCall,
+} from "@insomnia/worker";
 import { AiSdkError } from "./ai-sdk-error.ts";
 import type { AiSdkLanguageModel } from "./language-model.ts";
 import { resolveModel } from "./language-model.ts";
-import { cacheStyleOf, modelPrompt, modelTools } from "./model-messages.ts";
+import { cacheStyleOf, modelPrompt, modelTools, providerKind } from "./model-messages.ts";
 import type { CacheStyle } from "./model-messages.ts";
 import { StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
 import { logSdkWarnings, quietSdkWarnings } from "./quiet-warnings.ts";
@@ -40,8 +50,13 @@ export interface AiSdkClientOptions {
   retryDelay?: RetryDelay | undefined;
   /** Gives up a call (all attempts) after this many milliseconds. */
   timeoutMs?: number | undefined;
-  /** Stops the call in flight; `complete` rejects with `ABORTED`. */
+  /** Stops every call in flight; `complete` rejects with `ABORTED`. Per call, the worker passes its turn's signal. */
   abortSignal?: AbortSignal | undefined;
+  /**
+   * Turns on the model's reasoning: Anthropic extended thinking (`budgetTokens`, default from
+   * `effort`: 2048 / 8192 / 24576), OpenAI reasoning effort with its reasoning summary.
+   */
+  reasoning?: { effort: "low" | "medium" | "high"; budgetTokens?: number | undefined } | undefined;
   /** Extra HTTP headers on every request. */
   headers?: Record<string, string> | undefined;
   /**
@@ -52,7 +67,7 @@ export interface AiSdkClientOptions {
   cacheKey?: string | ((request: LlmRequest) => string | undefined) | undefined;
   /** Which cache hints to send; default from the model's provider id. */
   cacheStyle?: CacheStyle | undefined;
-  /** Gets the model's text as it arrives; when set, the call streams. */
+  /** Gets the model's text as it arrives, on every call (besides the per-call `onEvent`). */
   onText?: ((text: string) => void) | undefined;
   /** Gets the warnings the provider reports (an unsupported setting, …); nothing is printed. */
   onWarning?: ((warning: AiSdkWarning) => void) | undefined;
@@ -172,10 +187,11 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
   };
 
   return {
-    async complete(request: LlmRequest): Promise<LlmResponse> {
+    async complete(request: LlmRequest, callOptions: LlmCallOptions = {}): Promise<LlmResponse> {
       quietSdkWarnings();
+      const kind = providerKind(provider);
       // Everything that can throw before the timer starts is done first, so no timer outlives a bug.
-      const prompt = modelPrompt(request.systemPrompt, request.messages, style);
+      const prompt = modelPrompt(request.systemPrompt, request.messages, style, kind);
       const tools = modelTools(request.tools);
       const cacheKey =
         style !== "openai"
@@ -184,8 +200,11 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
             ? (options.cacheKey(request) ?? defaultCacheKey(request))
             : (options.cacheKey ?? defaultCacheKey(request));
       let timedOut = false;
-      const signals: AbortSignal[] = [];
-      if (options.abortSignal !== undefined) signals.push(options.abortSignal);
+      // The caller's signals: aborting any of them is an abort, whatever its reason.
+      const stops: AbortSignal[] = [];
+      if (options.abortSignal !== undefined) stops.push(options.abortSignal);
+      if (callOptions.signal !== undefined) stops.push(callOptions.signal);
+      const signals = [...stops];
       let timer: NodeJS.Timeout | undefined;
       if (options.timeoutMs !== undefined) {
         const controller = new AbortController();
@@ -202,25 +221,58 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
         ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
         ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
         ...(tools === undefined ? {} : { tools, toolChoice: { type: "auto" } }),
-        ...(cacheKey === undefined ? {} : { providerOptions: { openai: { promptCacheKey: cacheKey } } }),
+        ...providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens),
         ...(abortSignal === undefined ? {} : { abortSignal }),
         ...(options.headers === undefined ? {} : { headers: options.headers }),
       };
-      const retries = { maxRetries, delay, signal: abortSignal };
+      const emit = (event: LlmStreamEvent): void => {
+        if (event.type === "text-delta") options.onText?.(event.text);
+        callOptions.onEvent?.(event);
+      };
+      const retries = {
+        maxRetries,
+        delay,
+        signal: abortSignal,
+        onRetry: (attempt: number, delayMs: number, error: unknown) => {
+          const code = toAiSdkError(error, provider, { timedOut: false, attempts: attempt });
+          emit({ type: "retry", attempt, delayMs, code: AiSdkError.is(code) ? code.code : "PROVIDER_UNAVAILABLE" });
+        },
+      };
       let attempts = 1;
       try {
-        if (options.onText === undefined) {
+        if (callOptions.onEvent === undefined && options.onText === undefined) {
           const result = await withRetries(() => spec.doGenerate(call), retries);
           report(result.warnings);
-          return answer(result.content, result.usage);
+          return answer(result.content, result.usage, kind);
         }
-        const { stream } = await withRetries(() => spec.doStream({ ...call, includeRawChunks: false }), retries);
-        return await readStream(stream, options.onText, report);
+        const { stream, response } = await withRetries(
+          () => spec.doStream({ ...call, includeRawChunks: false }),
+          retries,
+        );
+        const type = response?.headers?.["content-type"];
+        if (type !== undefined && !type.includes("event-stream")) {
+          await stream.cancel().catch(() => undefined);
+          const label = provider.split(".")[0] || provider;
+          throw new AiSdkError(
+            "MALFORMED_RESPONSE",
+            `${label} answered a streamed request with ${type}, not server-sent events; check the base URL points at a ${label} API`,
+            { provider, attempts: 1 },
+          );
+        }
+        return await readStream(stream, kind, emit, report);
       } catch (thrown) {
         let error = thrown;
         if (thrown instanceof AttemptsFailed) {
           error = thrown.error;
           attempts = thrown.attempts;
+        }
+        if (!timedOut && stops.some((signal) => signal.aborted)) {
+          const label = provider.split(".")[0] || provider;
+          throw new AiSdkError("ABORTED", `the call to ${label} was stopped before it finished`, {
+            provider,
+            attempts,
+            cause: error,
+          });
         }
         throw toAiSdkError(error, provider, { timedOut, attempts });
       } finally {
@@ -230,14 +282,52 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
   };
 }
 
-function answer(content: readonly LanguageModelV3Content[], usage: LanguageModelV3Usage | undefined): LlmResponse {
+/** Anthropic thinking budgets by effort, when the manifest gives none. */
+const THINKING_BUDGET = { low: 2048, medium: 8192, high: 24576 } as const;
+
+/** The call's provider options: OpenAI's cache key, and reasoning in each provider's own terms. */
+function providerOptionsFor(
+  kind: string,
+  cacheKey: string | undefined,
+  reasoning: AiSdkClientOptions["reasoning"],
+  maxOutputTokens: number | undefined,
+): Pick<LanguageModelV3CallOptions, "providerOptions"> {
+  const openai: Record<string, JSONValue> = {};
+  if (cacheKey !== undefined) openai.promptCacheKey = cacheKey;
+  const options: Record<string, Record<string, JSONValue>> = {};
+  if (reasoning !== undefined && kind === "anthropic") {
+    let budget = reasoning.budgetTokens ?? THINKING_BUDGET[reasoning.effort];
+    if (maxOutputTokens !== undefined) budget = Math.min(budget, Math.max(1024, maxOutputTokens - 1));
+    options.anthropic = { thinking: { type: "enabled", budgetTokens: budget } };
+  } else if (reasoning !== undefined && kind === "openai") {
+    openai.reasoningEffort = reasoning.effort;
+    openai.reasoningSummary = "auto";
+    // Not stored at OpenAI: the reasoning comes back encrypted and goes out again from our log.
+    openai.store = false;
+    openai.include = ["reasoning.encrypted_content"];
+  }
+  if (Object.keys(openai).length > 0) options.openai = openai;
+  return Object.keys(options).length === 0 ? {} : { providerOptions: options };
+}
+
+function answer(
+  content: readonly LanguageModelV3Content[],
+  usage: LanguageModelV3Usage | undefined,
+  kind: string,
+): LlmResponse {
   let text = "";
   const calls: SpecToolCall[] = [];
+  const reasoning: ReasoningPart[] = [];
   for (const part of content) {
     if (part.type === "text") text += part.text;
     else if (part.type === "tool-call") calls.push(part);
+    else if (part.type === "reasoning") {
+      const data: Record<string, Record<string, JSONValue>> = {};
+      mergeMetadata(data, part.providerMetadata);
+      reasoning.push({ text: part.text, provider: kind, ...(Object.keys(data).length === 0 ? {} : { data }) });
+    }
   }
-  return response(text, calls, usage);
+  return response(text, calls, usage, reasoning);
 }
 
 /**
@@ -253,15 +343,29 @@ function midStream(error: unknown): unknown {
   return cause instanceof TypeError ? new StreamBrokeOff(cause) : error;
 }
 
-/** Reads a streamed answer to its end, handing text to `onText` as it arrives. */
+/** Merges provider metadata by provider key, later fields over earlier ones. */
+function mergeMetadata(
+  into: Record<string, Record<string, JSONValue>>,
+  from: SharedV3ProviderMetadata | undefined,
+): void {
+  if (from === undefined || from === null) return;
+  for (const [key, fields] of Object.entries(from)) {
+    if (typeof fields === "object" && fields !== null)
+      into[key] = { ...(into[key] ?? {}), ...(fields as Record<string, JSONValue>) };
+  }
+}
+
+/** Reads a streamed answer to its end, handing text and reasoning to `emit` as they arrive. */
 async function readStream(
   stream: ReadableStream<LanguageModelV3StreamPart>,
-  onText: (text: string) => void,
+  kind: string,
+  emit: (event: LlmStreamEvent) => void,
   report: (warnings: readonly unknown[] | undefined) => void,
 ): Promise<LlmResponse> {
   const reader = stream.getReader();
   let text = "";
   const calls: SpecToolCall[] = [];
+  const thinking = new Map<string, { text: string; data: Record<string, Record<string, JSONValue>> }>();
   let usage: LanguageModelV3Usage | undefined;
   let failure: { error: unknown } | undefined;
   let done = false;
@@ -281,9 +385,26 @@ async function readStream(
       const part = next.value;
       switch (part.type) {
         case "text-delta":
-          text += part.delta;
-          if (part.delta !== "") onText(part.delta);
+          if (part.delta !== "") {
+            text += part.delta;
+            emit({ type: "text-delta", text: part.delta });
+          }
           break;
+        case "reasoning-start":
+        case "reasoning-delta":
+        case "reasoning-end": {
+          let entry = thinking.get(part.id);
+          if (entry === undefined) {
+            entry = { text: "", data: {} };
+            thinking.set(part.id, entry);
+          }
+          mergeMetadata(entry.data, part.providerMetadata);
+          if (part.type === "reasoning-delta" && part.delta !== "") {
+            entry.text += part.delta;
+            emit({ type: "reasoning-delta", text: part.delta });
+          }
+          break;
+        }
         case "tool-call":
           calls.push(part);
           break;
@@ -299,23 +420,30 @@ async function readStream(
       }
     }
   } finally {
-    // Stopped early (onText threw, the body broke off): let the provider drop the connection.
+    // Stopped early (a listener threw, the body broke off, an abort): let the provider drop the connection.
     if (!done) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
   if (failure !== undefined) throw midStream(failure.error);
-  return response(text, calls, usage);
+  const reasoning: ReasoningPart[] = [...thinking.values()].map((entry) => ({
+    text: entry.text,
+    provider: kind,
+    ...(Object.keys(entry.data).length === 0 ? {} : { data: entry.data }),
+  }));
+  return response(text, calls, usage, reasoning);
 }
 
 function response(
   text: string,
   calls: readonly SpecToolCall[],
   usage: LanguageModelV3Usage | LanguageModelV2Usage | undefined,
+  reasoning: readonly ReasoningPart[] = [],
 ): LlmResponse {
   const toolCalls = toolCallsOf(calls);
   const counted = usageOf(usage);
   return {
     content: text,
+    ...(reasoning.length === 0 ? {} : { reasoning }),
     ...(toolCalls === undefined ? {} : { toolCalls }),
     ...(counted === undefined ? {} : { usage: counted }),
   };

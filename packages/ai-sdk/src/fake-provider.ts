@@ -29,11 +29,28 @@ export interface FakeUsage {
   cacheWrite?: number;
 }
 
-/** A model answer: text and tool calls, in that order. */
-export interface FakeAnswer {
+/** Reasoning in a fake answer: Anthropic thinking (with its signature) or redacted thinking, an OpenAI reasoning item. */
+export interface FakeReasoning {
   text?: string;
+  /** Anthropic's thinking signature. */
+  signature?: string;
+  /** Anthropic redacted thinking: this data instead of text. */
+  redacted?: string;
+  /** OpenAI's reasoning item id and encrypted content. */
+  id?: string;
+  encrypted?: string;
+}
+
+/** A model answer: reasoning, text and tool calls, in that order. */
+export interface FakeAnswer {
+  reasoning?: FakeReasoning;
+  text?: string;
+  /** The text in these pieces, one delta each, instead of two halves. */
+  pieces?: readonly string[];
   toolCalls?: readonly { id: string; name: string; input: unknown }[];
   usage?: FakeUsage;
+  /** A streamed answer pauses after its first text piece until this settles (a provider that pauses mid-answer). */
+  hold?: Promise<unknown>;
 }
 
 /** A raw HTTP answer (an error status, a malformed body). */
@@ -66,8 +83,8 @@ const WIRES: Record<string, FakeWire> = {
 };
 
 /**
- * Starts a local HTTP server that speaks Anthropic Messages (streamed and not), OpenAI Chat
- * Completions (streamed and not) and the OpenAI Responses API (not streamed), answers from
+ * Starts a local HTTP server that speaks Anthropic Messages, OpenAI Chat Completions and the
+ * OpenAI Responses API, each streamed (server-sent events) and not, answers from
  * `script` and records every request. For tests and benchmarks: nothing leaves the machine.
  */
 export async function startFakeProvider(script: FakeScript): Promise<FakeProvider> {
@@ -124,8 +141,20 @@ export async function startFakeProvider(script: FakeScript): Promise<FakeProvide
     const answer = { ...reply, model: typeof model === "string" ? model : "fake-model", n: index + 1 };
     if (stream) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      const events = wire === "anthropic" ? anthropicEvents(answer) : wire === "openai-chat" ? chatEvents(answer) : [];
-      for (const event of events) res.write(event);
+      res.flushHeaders();
+      const events =
+        wire === "anthropic"
+          ? anthropicEvents(answer)
+          : wire === "openai-chat"
+            ? chatEvents(answer)
+            : responsesEvents(answer);
+      for (const event of events) {
+        if (event === HOLD) {
+          await reply.hold?.catch(() => undefined);
+          continue;
+        }
+        res.write(event);
+      }
       res.end();
       return;
     }
@@ -171,7 +200,10 @@ function anthropicUsage(answer: Answer) {
 
 function anthropicMessage(answer: Answer) {
   const content: unknown[] = [];
-  if (answer.text !== undefined && answer.text !== "") content.push({ type: "text", text: answer.text });
+  const r = answer.reasoning;
+  if (r?.redacted !== undefined) content.push({ type: "redacted_thinking", data: r.redacted });
+  else if (r !== undefined) content.push({ type: "thinking", thinking: r.text ?? "", signature: r.signature ?? "" });
+  if (textOf(answer) !== "") content.push({ type: "text", text: textOf(answer) });
   for (const call of answer.toolCalls ?? [])
     content.push({ type: "tool_use", id: call.id, name: call.name, input: call.input });
   return {
@@ -194,6 +226,22 @@ function halves(text: string): string[] {
   return text.length < 2 ? [text] : [text.slice(0, middle), text.slice(middle)];
 }
 
+/** Where a streamed answer waits for its `hold`: after the first text piece. */
+const HOLD = "\u0000hold";
+
+/** The text's pieces, with the hold marker after the first one when the answer has a hold. */
+function textPieces(answer: Answer, piece: (text: string) => string): string[] {
+  const pieces = answer.pieces ?? (answer.text === undefined || answer.text === "" ? [] : halves(answer.text));
+  const out: string[] = [];
+  for (const [i, text] of pieces.entries()) {
+    out.push(piece(text));
+    if (i === 0 && answer.hold !== undefined) out.push(HOLD);
+  }
+  return out;
+}
+
+const textOf = (answer: Answer): string => answer.pieces?.join("") ?? answer.text ?? "";
+
 function anthropicEvents(answer: Answer): string[] {
   const usage = anthropicUsage(answer);
   const events = [
@@ -212,15 +260,60 @@ function anthropicEvents(answer: Answer): string[] {
     }),
   ];
   let index = 0;
-  if (answer.text !== undefined && answer.text !== "") {
+  const r = answer.reasoning;
+  if (r?.redacted !== undefined) {
+    events.push(
+      sse("content_block_start", {
+        type: "content_block_start",
+        index,
+        content_block: { type: "redacted_thinking", data: r.redacted },
+      }),
+      sse("content_block_stop", { type: "content_block_stop", index }),
+    );
+    index += 1;
+  } else if (r !== undefined) {
+    events.push(
+      sse("content_block_start", {
+        type: "content_block_start",
+        index,
+        content_block: { type: "thinking", thinking: "" },
+      }),
+    );
+    for (const piece of halves(r.text ?? "")) {
+      events.push(
+        sse("content_block_delta", {
+          type: "content_block_delta",
+          index,
+          delta: { type: "thinking_delta", thinking: piece },
+        }),
+      );
+    }
+    if (r.signature !== undefined) {
+      events.push(
+        sse("content_block_delta", {
+          type: "content_block_delta",
+          index,
+          delta: { type: "signature_delta", signature: r.signature },
+        }),
+      );
+    }
+    events.push(sse("content_block_stop", { type: "content_block_stop", index }));
+    index += 1;
+  }
+  if (textOf(answer) !== "") {
     events.push(
       sse("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }),
     );
-    for (const piece of halves(answer.text)) {
-      events.push(
-        sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } }),
-      );
-    }
+    const at = index;
+    events.push(
+      ...textPieces(answer, (piece) =>
+        sse("content_block_delta", {
+          type: "content_block_delta",
+          index: at,
+          delta: { type: "text_delta", text: piece },
+        }),
+      ),
+    );
     events.push(sse("content_block_stop", { type: "content_block_stop", index }));
     index += 1;
   }
@@ -286,7 +379,7 @@ function chatCompletion(answer: Answer) {
         index: 0,
         message: {
           role: "assistant",
-          content: answer.text ?? null,
+          content: answer.text ?? answer.pieces?.join("") ?? null,
           ...(calls.length > 0 ? { tool_calls: calls } : {}),
         },
         finish_reason: calls.length > 0 ? "tool_calls" : "stop",
@@ -307,7 +400,7 @@ function chatEvents(answer: Answer): string[] {
   const chunk = (delta: unknown, finish: string | null = null) =>
     sse(undefined, { ...head, choices: [{ index: 0, delta, finish_reason: finish }] });
   events.push(chunk({ role: "assistant", content: "" }));
-  if (answer.text !== undefined) for (const piece of halves(answer.text)) events.push(chunk({ content: piece }));
+  events.push(...textPieces(answer, (piece) => chunk({ content: piece })));
   for (const [index, call] of chatToolCalls(answer).entries()) events.push(chunk({ tool_calls: [{ index, ...call }] }));
   events.push(chunk({}, (answer.toolCalls ?? []).length > 0 ? "tool_calls" : "stop"));
   events.push(sse(undefined, { ...head, choices: [], usage: chatUsage(answer) }));
@@ -315,18 +408,106 @@ function chatEvents(answer: Answer): string[] {
   return events;
 }
 
+function responsesReasoningItem(answer: Answer) {
+  const r = answer.reasoning!;
+  return {
+    type: "reasoning",
+    id: r.id ?? `rs_${answer.n}`,
+    encrypted_content: r.encrypted ?? null,
+    summary: r.text === undefined ? [] : [{ type: "summary_text", text: r.text }],
+  };
+}
+
+function responsesMessageItem(answer: Answer) {
+  return {
+    type: "message",
+    id: `msg_${answer.n}`,
+    status: "completed",
+    role: "assistant",
+    content: [{ type: "output_text", text: textOf(answer), annotations: [] }],
+  };
+}
+
+function responsesUsage(answer: Answer) {
+  const u = usageOf(answer);
+  const input = u.input + u.cacheRead + u.cacheWrite;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u.cacheRead },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input + u.output,
+  };
+}
+
+/** The Responses API's server-sent events for an answer: reasoning item, message item, function calls. */
+function responsesEvents(answer: Answer): string[] {
+  const events: string[] = [];
+  const send = (data: { type: string } & Record<string, unknown>) => events.push(sse(data.type, data));
+  send({
+    type: "response.created",
+    response: { id: `resp_${answer.n}`, created_at: 1_700_000_000, model: answer.model },
+  });
+  let outputIndex = 0;
+  if (answer.reasoning !== undefined) {
+    const item = responsesReasoningItem(answer);
+    send({
+      type: "response.output_item.added",
+      output_index: outputIndex,
+      item: { type: "reasoning", id: item.id, encrypted_content: item.encrypted_content },
+    });
+    if (answer.reasoning.text !== undefined) {
+      send({ type: "response.reasoning_summary_part.added", item_id: item.id, summary_index: 0 });
+      for (const piece of halves(answer.reasoning.text)) {
+        send({ type: "response.reasoning_summary_text.delta", item_id: item.id, summary_index: 0, delta: piece });
+      }
+      send({ type: "response.reasoning_summary_part.done", item_id: item.id, summary_index: 0 });
+    }
+    send({ type: "response.output_item.done", output_index: outputIndex, item });
+    outputIndex += 1;
+  }
+  if (textOf(answer) !== "") {
+    const item = responsesMessageItem(answer);
+    send({ type: "response.output_item.added", output_index: outputIndex, item: { type: "message", id: item.id } });
+    events.push(
+      ...textPieces(answer, (delta) =>
+        sse("response.output_text.delta", { type: "response.output_text.delta", item_id: item.id, delta }),
+      ),
+    );
+    send({ type: "response.output_item.done", output_index: outputIndex, item });
+    outputIndex += 1;
+  }
+  for (const call of answer.toolCalls ?? []) {
+    const item = {
+      type: "function_call",
+      id: `fc_${call.id}`,
+      call_id: call.id,
+      name: call.name,
+      arguments: JSON.stringify(call.input),
+      status: "completed",
+    };
+    send({ type: "response.output_item.added", output_index: outputIndex, item: { ...item, arguments: "" } });
+    send({
+      type: "response.function_call_arguments.delta",
+      item_id: item.id,
+      output_index: outputIndex,
+      delta: item.arguments,
+    });
+    send({ type: "response.output_item.done", output_index: outputIndex, item });
+    outputIndex += 1;
+  }
+  send({
+    type: "response.completed",
+    response: { incomplete_details: null, usage: responsesUsage(answer) },
+  });
+  return events;
+}
+
 function responsesAnswer(answer: Answer) {
   const u = usageOf(answer);
   const output: unknown[] = [];
-  if (answer.text !== undefined && answer.text !== "") {
-    output.push({
-      type: "message",
-      id: `msg_${answer.n}`,
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: answer.text, annotations: [] }],
-    });
-  }
+  if (answer.reasoning !== undefined) output.push(responsesReasoningItem(answer));
+  if (textOf(answer) !== "") output.push(responsesMessageItem(answer));
   for (const call of answer.toolCalls ?? []) {
     output.push({
       type: "function_call",

@@ -5,4 +5,5 @@ export type { AiSdkErrorCode, AiSdkErrorOptions } from "./ai-sdk-error.ts";
 export type { AiSdkLanguageModel } from "./language-model.ts";
 export { cacheStyleOf } from "./model-messages.ts";
 export type { CacheStyle } from "./model-messages.ts";
+export { DEFAULT_MAX_RETRIES } from "./retry.ts";
 export type { RetryDelay } from "./retry.ts";

@@ -30,6 +30,7 @@ export function modelPrompt(
   systemPrompt: string,
   messages: readonly Message[],
   style: CacheStyle,
+  kind = "",
 ): LanguageModelV3Prompt {
   const prompt: LanguageModelV3Prompt = [
     style === "anthropic"
@@ -37,7 +38,7 @@ export function modelPrompt(
       : { role: "system", content: systemPrompt },
   ];
   for (const message of messages) {
-    const next = modelMessage(message);
+    const next = modelMessage(message, kind);
     const last = prompt[prompt.length - 1];
     if (next.role === "tool" && last?.role === "tool") last.content.push(...next.content);
     else prompt.push(next);
@@ -47,13 +48,36 @@ export function modelPrompt(
   return prompt;
 }
 
-function modelMessage(message: Message): LanguageModelV3Message {
+/** The provider kind of a model's provider id: `anthropic.messages` → `anthropic`, `openai.responses` → `openai`. */
+export function providerKind(provider: string): string {
+  return provider.split(".")[0] ?? provider;
+}
+
+/**
+ * One message in the spec's format. Images go as base64 file parts, the stored string as it is;
+ * reasoning goes back, with the provider's data as its options, only to the kind that wrote it.
+ */
+function modelMessage(message: Message, kind: string): LanguageModelV3Message {
   switch (message.role) {
-    case "user":
+    case "user": {
+      const content: Extract<LanguageModelV3Message, { role: "user" }>["content"] = [];
       // An empty text part is left out (the AI SDK's generateText did the same).
-      return { role: "user", content: message.content === "" ? [] : [{ type: "text", text: message.content }] };
+      if (message.content !== "") content.push({ type: "text", text: message.content });
+      for (const image of message.images ?? []) {
+        content.push({ type: "file", mediaType: image.mediaType, data: image.data });
+      }
+      return { role: "user", content };
+    }
     case "assistant": {
       const content: Extract<LanguageModelV3Message, { role: "assistant" }>["content"] = [];
+      for (const part of message.reasoning ?? []) {
+        if (part.provider !== kind) continue;
+        content.push({
+          type: "reasoning",
+          text: part.text,
+          ...(part.data === undefined ? {} : { providerOptions: part.data as SharedV3ProviderOptions }),
+        });
+      }
       // An assistant turn that only called tools has no text part: an empty text block is refused by Anthropic.
       if (message.content !== "") content.push({ type: "text", text: message.content });
       for (const call of message.toolCalls ?? []) {
@@ -72,7 +96,19 @@ function modelMessage(message: Message): LanguageModelV3Message {
             output:
               message.isError === true
                 ? { type: "error-text", value: message.content }
-                : { type: "text", value: message.content },
+                : message.images === undefined
+                  ? { type: "text", value: message.content }
+                  : {
+                      type: "content",
+                      value: [
+                        { type: "text", text: message.content },
+                        ...message.images.map((image) => ({
+                          type: "image-data" as const,
+                          data: image.data,
+                          mediaType: image.mediaType,
+                        })),
+                      ],
+                    },
           },
         ],
       };

@@ -76,7 +76,13 @@ export class AttemptsFailed {
  */
 export async function withRetries<T>(
   attempt: () => PromiseLike<T>,
-  options: { maxRetries: number; delay: RetryDelay; signal: AbortSignal | undefined },
+  options: {
+    maxRetries: number;
+    delay: RetryDelay;
+    signal: AbortSignal | undefined;
+    /** Told before each wait: the attempt that failed (1-based), the wait, and its error. */
+    onRetry?: ((attempt: number, delayMs: number, error: unknown) => void) | undefined;
+  },
 ): Promise<T> {
   let backoff = INITIAL_RETRY_DELAY_MS;
   for (let attempts = 1; ; attempts++) {
@@ -85,8 +91,11 @@ export async function withRetries<T>(
     } catch (error) {
       const retryable = APICallError.isInstance(error) && error.isRetryable && !isAbortError(error);
       if (!retryable || attempts > options.maxRetries) throw new AttemptsFailed(error, attempts);
+      const wait = retryDelayMs(error, backoff);
       try {
-        await options.delay(retryDelayMs(error, backoff), options.signal);
+        options.onRetry?.(attempts, wait, error);
+        options.signal?.throwIfAborted();
+        await options.delay(wait, options.signal);
       } catch (stopped) {
         throw new AttemptsFailed(stopped, attempts);
       }

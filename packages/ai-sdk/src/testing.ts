@@ -3,6 +3,7 @@ export type {
   FakeAnswer,
   FakeProvider,
   FakeRaw,
+  FakeReasoning,
   FakeReply,
   FakeScript,
   FakeUsage,

@@ -99,6 +99,11 @@ describe("parseInvocation: run, resume, log", () => {
         "2026-01-02T03:04:05Z",
         "--overlay",
         "worker.max_turns = 3",
+        "--image",
+        "a.png",
+        "--image",
+        "b.jpg",
+        "--reasoning",
         "fix",
         "the",
         "tests",
@@ -108,12 +113,17 @@ describe("parseInvocation: run, resume, log", () => {
       options: {
         input: ["fix", "the", "tests"],
         new: true,
+        images: ["a.png", "b.jpg"],
+        reasoning: true,
         store: "logs",
         now: new Date("2026-01-02T03:04:05Z"),
         overlays: ["worker.max_turns = 3"],
       },
     });
-    expect(parseInvocation(["run"])).toEqual({ command: "run", options: { input: [], new: false, overlays: [] } });
+    expect(parseInvocation(["run"])).toEqual({
+      command: "run",
+      options: { input: [], new: false, images: [], reasoning: false, overlays: [] },
+    });
   });
 
   test("resume_and_log_take_no_words", () => {

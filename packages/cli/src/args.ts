@@ -49,6 +49,8 @@ export const COMMAND_OPTIONS = {
     now: { type: "string" },
     store: { type: "string" },
     new: { type: "boolean" },
+    image: { type: "string", multiple: true },
+    reasoning: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   resume: {
@@ -57,6 +59,7 @@ export const COMMAND_OPTIONS = {
     overlay: { type: "string", multiple: true },
     now: { type: "string" },
     store: { type: "string" },
+    reasoning: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   log: {
@@ -115,12 +118,18 @@ export interface RunOptions extends StoreOptions {
   input: string[];
   /** Start a new conversation instead of continuing the latest one. */
   new: boolean;
+  /** Image files sent with the message (`--image FILE`, repeatable), as typed. */
+  images: string[];
+  /** Print the model's reasoning, dimmed, on stderr (`--reasoning`). */
+  reasoning: boolean;
   /** Fixed date and time for the prompt and the log (`--now`). */
   now?: Date;
 }
 
 /** Options of `pod resume`. */
 export interface ResumeOptions extends StoreOptions {
+  /** Print the model's reasoning, dimmed, on stderr (`--reasoning`). */
+  reasoning?: boolean;
   /** Fixed date and time for the log (`--now`). */
   now?: Date;
 }
@@ -297,7 +306,13 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       return {
         command: "run",
         options: withDefined<RunOptions>(
-          { overlays: values.overlay ?? [], input: positionals, new: values.new === true },
+          {
+            overlays: values.overlay ?? [],
+            input: positionals,
+            new: values.new === true,
+            images: values.image ?? [],
+            reasoning: values.reasoning === true,
+          },
           { cwd: values.cwd, manifest: values.manifest, store: values.store, now: parseNow(values.now) },
         ),
       };
@@ -311,7 +326,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       return {
         command: "resume",
         options: withDefined<ResumeOptions>(
-          { overlays: values.overlay ?? [] },
+          { overlays: values.overlay ?? [], ...(values.reasoning === true ? { reasoning: true } : {}) },
           { cwd: values.cwd, manifest: values.manifest, store: values.store, now: parseNow(values.now) },
         ),
       };

@@ -16,7 +16,9 @@ export type CliErrorCode =
   /** `pod trust` in a directory without a workspace layer to trust. */
   | "NO_WORKSPACE_LAYER"
   /** `pod resume` or `pod log` with no conversation in the store. */
-  | "NO_CONVERSATION";
+  | "NO_CONVERSATION"
+  /** `pod run --image FILE` names a file that is unreadable, not png/jpeg/gif/webp, or over 5 MiB (nothing is sent). */
+  | "INVALID_IMAGE";
 
 const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "FILE_EXISTS",

@@ -93,14 +93,17 @@ Flags:
   run: `Usage: pod run [flags] [message...]
 
 Sends one user message (the words, or stdin when there are none) to the pod's model
-and prints the final answer. A second pod run in the same workspace continues the
-same conversation: restored from the log, its system prompt byte for byte as stored,
-never re-rendered (a changed instruction file gives a SOURCES_CHANGED warning).
+and prints its answer as it arrives. A second pod run in the same workspace continues
+the same conversation: restored from the log, its system prompt byte for byte as
+stored, never re-rendered (a changed instruction file gives a SOURCES_CHANGED warning).
+Ctrl-C stops the turn and keeps what had arrived (exit 130); a second Ctrl-C ends pod.
 
 Flags:
 ${MANIFEST_FLAGS}
   --now RFC3339      fix the date and time rendered into a new prompt and stamped on the log
   --new              start a new conversation instead of continuing the latest one
+  --image FILE       send this image (png, jpeg, gif, webp; at most 5 MiB) with the message; repeatable
+  --reasoning        print the model's reasoning, dimmed, on stderr
 ${STORE_FLAGS}
   -h, --help         show this help
 
@@ -108,12 +111,14 @@ ${RUN_FOOTER}`,
   resume: `Usage: pod resume [flags]
 
 Continues the latest conversation's interrupted turn: a message that got no answer
-(a provider error, Ctrl-C) is sent again; tool calls that got no result are run.
+(a provider error, Ctrl-C) is sent again; tool calls that got no result are run; an
+answer cut short by Ctrl-C is continued from where it stopped.
 Does nothing when the last turn finished.
 
 Flags:
 ${MANIFEST_FLAGS}
   --now RFC3339      fix the date and time stamped on the log
+  --reasoning        print the model's reasoning, dimmed, on stderr
 ${STORE_FLAGS}
   -h, --help         show this help
 

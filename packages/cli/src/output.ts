@@ -12,6 +12,7 @@ export interface Style {
   red(text: string): string;
   yellow(text: string): string;
   bold(text: string): string;
+  dim(text: string): string;
 }
 
 /** Where a problem is: `file:line:col`, `file:line`, `file`, or nothing. */
@@ -35,8 +36,8 @@ export function colourEnabled(stream: OutputStream, env: Readonly<Record<string,
 const sgr = (open: number, close: number) => (text: string) => `\u001b[${open}m${text}\u001b[${close}m`;
 const plain = (text: string) => text;
 
-const COLOURED: Style = { enabled: true, red: sgr(31, 39), yellow: sgr(33, 39), bold: sgr(1, 22) };
-const PLAIN: Style = { enabled: false, red: plain, yellow: plain, bold: plain };
+const COLOURED: Style = { enabled: true, red: sgr(31, 39), yellow: sgr(33, 39), bold: sgr(1, 22), dim: sgr(2, 22) };
+const PLAIN: Style = { enabled: false, red: plain, yellow: plain, bold: plain, dim: plain };
 
 /**
  * The style for a stream under the colour rules of {@link colourEnabled}, decided when first
@@ -55,6 +56,7 @@ export function styleFor(stream: OutputStream, env: Readonly<Record<string, stri
     red: (text) => style().red(text),
     yellow: (text) => style().yellow(text),
     bold: (text) => style().bold(text),
+    dim: (text) => style().dim(text),
   };
 }
 

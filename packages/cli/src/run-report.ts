@@ -1,4 +1,5 @@
-import type { LlmUsage, Message } from "@insomnia/worker";
+import type { UsageTotals } from "@insomnia/pod";
+import type { Message } from "@insomnia/worker";
 import type { CliIo } from "./io.ts";
 import { formatProblemLine } from "./output.ts";
 import { redacted, visibleControls } from "./shown-text.ts";
@@ -33,41 +34,6 @@ export function activityLines(message: Message, style: Style): string[] {
   return [];
 }
 
-/** Token counts summed over the assistant messages given. */
-export interface UsageTotals {
-  calls: number;
-  /** Calls whose usage the provider reported. */
-  reported: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-}
-
-/** Sums the usage of every assistant message in `messages`. */
-export function usageTotals(messages: readonly Message[]): UsageTotals {
-  const totals: UsageTotals = {
-    calls: 0,
-    reported: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-  };
-  for (const message of messages) {
-    if (message.role !== "assistant") continue;
-    totals.calls += 1;
-    const usage: LlmUsage | undefined = message.usage;
-    if (usage === undefined) continue;
-    totals.reported += 1;
-    totals.inputTokens += usage.inputTokens ?? 0;
-    totals.outputTokens += usage.outputTokens ?? 0;
-    totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
-    totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
-  }
-  return totals;
-}
-
 /** The share of input tokens read from the cache, as a whole percentage (undefined without input). */
 export function cacheShare(totals: Pick<UsageTotals, "inputTokens" | "cacheReadTokens">): number | undefined {
   return totals.inputTokens === 0 ? undefined : Math.round((100 * totals.cacheReadTokens) / totals.inputTokens);
@@ -80,7 +46,19 @@ export function count(n: number): string {
   return n < 0 ? `-${grouped}` : grouped;
 }
 
-/** One line: model calls, input tokens with the cache-read share, cache writes, output tokens. */
+/** USD for a person: cents once it is a dollar or more, else enough digits to see the amount. */
+export function usd(cost: number): string {
+  return `$${cost.toFixed(cost >= 1 || cost === 0 ? 2 : cost >= 0.01 ? 4 : 6)}`;
+}
+
+/** The cost of some calls: unknown when a price or usage is, with what is known of it. */
+export function costText(totals: Pick<UsageTotals, "calls" | "costUsd" | "knownCostUsd" | "unpricedCalls">): string {
+  if (totals.costUsd !== undefined) return usd(totals.costUsd);
+  if (totals.unpricedCalls === totals.calls) return "cost unknown";
+  return `cost unknown (${usd(totals.knownCostUsd)} for ${totals.calls - totals.unpricedCalls} of ${totals.calls} calls)`;
+}
+
+/** One line: model calls, input tokens with the cache-read share, cache writes, output tokens, cost. */
 export function usageLine(totals: UsageTotals): string {
   const calls = `${totals.calls} model call${totals.calls === 1 ? "" : "s"}`;
   if (totals.reported === 0) return `${calls}, usage not reported`;
@@ -88,7 +66,7 @@ export function usageLine(totals: UsageTotals): string {
   return (
     `${calls}, ${count(totals.inputTokens)} input tokens ` +
     `(${count(totals.cacheReadTokens)} cache read${share === undefined ? "" : `, ${share}%`}; ${count(totals.cacheWriteTokens)} cache write), ` +
-    `${count(totals.outputTokens)} output tokens`
+    `${count(totals.outputTokens)} output tokens, ${costText(totals)}`
   );
 }
 

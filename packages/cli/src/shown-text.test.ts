@@ -3,7 +3,13 @@ import { formatProblemLine } from "./output.ts";
 import { activityLines } from "./run-report.ts";
 import { forTerminal, hideSecret, redacted, visibleControls } from "./shown-text.ts";
 
-const plain = { enabled: false, red: (t: string) => t, yellow: (t: string) => t, bold: (t: string) => t };
+const plain = {
+  enabled: false,
+  red: (t: string) => t,
+  yellow: (t: string) => t,
+  bold: (t: string) => t,
+  dim: (t: string) => t,
+};
 
 describe("control characters", () => {
   test("c0_and_c1_controls_become_visible_escapes_and_the_text_around_them_stays", () => {

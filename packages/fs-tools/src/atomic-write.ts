@@ -13,6 +13,7 @@ import {
 import { createRequire } from "node:module";
 import { promisify } from "node:util";
 import { closeQuietly, entryPath, errnoOf, kindOf, SAFE_FLAGS } from "./descriptor.ts";
+import { stopIfAborted } from "./fs-tool.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
 import { type CallContext, failure, type Located } from "./locate.ts";
 import { requirePermission, shown } from "./scope-check.ts";
@@ -39,9 +40,15 @@ export interface WriteOutcome {
  * open directory (O_CREAT|O_EXCL|O_NOFOLLOW, so it can never be an existing file or a link),
  * written and fsynced, then renamed over the target and the directory fsynced. Every name is
  * resolved through the directory descriptor, so nothing lands anywhere but the checked
- * directory. A failure removes the temp file; the target is then untouched.
+ * directory. A failure, or `signal` aborted before the rename, removes the temp file; the
+ * target is then untouched.
  */
-export async function atomicWrite(ctx: CallContext, located: Located, bytes: Buffer): Promise<WriteOutcome> {
+export async function atomicWrite(
+  ctx: CallContext,
+  located: Located,
+  bytes: Buffer,
+  signal?: AbortSignal,
+): Promise<WriteOutcome> {
   const target = entryPath(located.dir, located.name);
   let mode = 0o666;
   let replacedBytes: number | undefined;
@@ -70,6 +77,7 @@ export async function atomicWrite(ctx: CallContext, located: Located, bytes: Buf
     await fsyncAsync(fd);
     closeSync(fd);
     fd = undefined;
+    stopIfAborted(ctx.tool, signal, "the file was left as it was");
     renameSync(temp, target);
     renamed = true;
     await fsyncAsync(located.dir.fd);

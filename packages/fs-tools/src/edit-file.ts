@@ -1,6 +1,7 @@
 import type { Scope } from "@insomnia/scope";
-import type { Tool } from "@insomnia/worker";
+import type { ToolExecuteOptions } from "@insomnia/worker";
 import { atomicWrite } from "./atomic-write.ts";
+import { type FsTool, stopIfAborted } from "./fs-tool.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
 import type { FsToolsLimits } from "./limits.ts";
 import { type CallContext, locate, release } from "./locate.ts";
@@ -18,7 +19,7 @@ interface EditFileInput {
 const MAX_LINES_SHOWN = 10;
 
 /** `edit_file { path, old_string, new_string }`: replaces one exact, unique occurrence in a file inside the writable scope. */
-export function editFileTool(scope: Scope, limits: FsToolsLimits): Tool {
+export function editFileTool(scope: Scope, limits: FsToolsLimits): FsTool {
   return {
     name: "edit_file",
     description:
@@ -33,7 +34,8 @@ export function editFileTool(scope: Scope, limits: FsToolsLimits): Tool {
       required: ["path", "old_string", "new_string"],
       additionalProperties: false,
     },
-    execute: async (raw: unknown) => {
+    execute: async (raw: unknown, options?: ToolExecuteOptions) => {
+      stopIfAborted("edit_file", options?.signal, "nothing was changed");
       const input = checkInput<EditFileInput>("edit_file", raw, {
         path: { type: "path", required: true },
         old_string: { type: "non-empty string", required: true },
@@ -94,7 +96,7 @@ export function editFileTool(scope: Scope, limits: FsToolsLimits): Tool {
             { tool: ctx.tool, path: located.path },
           );
         }
-        await atomicWrite(ctx, located, updated);
+        await atomicWrite(ctx, located, updated, options?.signal);
         return `Edited ${located.path}: replaced 1 occurrence at line ${lines[0]} (${file.size} → ${updated.length} bytes).`;
       } finally {
         release(located);

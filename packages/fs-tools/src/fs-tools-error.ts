@@ -17,6 +17,7 @@ export type FsToolsErrorCode =
   | "NOT_UNIQUE"
   | "CHANGED"
   | "IO_ERROR"
+  | "ABORTED"
   | "INVALID_OPTIONS"
   | "UNKNOWN_TOOL";
 

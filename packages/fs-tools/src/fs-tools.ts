@@ -1,7 +1,7 @@
 import { didYouMeanSuffix } from "@insomnia/errors";
 import { Scope } from "@insomnia/scope";
-import type { Tool } from "@insomnia/worker";
 import { editFileTool } from "./edit-file.ts";
+import type { FsTool } from "./fs-tool.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
 import { DEFAULT_LIMITS, type FsToolsLimits } from "./limits.ts";
 import { listDirTool } from "./list-dir.ts";
@@ -15,7 +15,7 @@ export interface FsToolsOptions extends Partial<FsToolsLimits> {
   tools?: readonly string[] | undefined;
 }
 
-const BUILDERS: Record<FsToolName, (scope: Scope, limits: FsToolsLimits) => Tool> = {
+const BUILDERS: Record<FsToolName, (scope: Scope, limits: FsToolsLimits) => FsTool> = {
   edit_file: editFileTool,
   list_dir: listDirTool,
   read_file: readFileTool,
@@ -26,7 +26,7 @@ const BUILDERS: Record<FsToolName, (scope: Scope, limits: FsToolsLimits) => Tool
  * The file tools for a worker, each enforcing `scope` on every call; sorted by name. Throws
  * FsToolsError (`UNKNOWN_TOOL`, `INVALID_OPTIONS`) for options it cannot use.
  */
-export function fsTools(scope: Scope, options: FsToolsOptions = {}): Tool[] {
+export function fsTools(scope: Scope, options: FsToolsOptions = {}): FsTool[] {
   if (!(scope instanceof Scope) && typeof (scope as Partial<Scope> | null)?.explain !== "function") {
     throw new FsToolsError("INVALID_OPTIONS", "fsTools needs a Scope (from Scope.fromConfig) as its first argument");
   }

@@ -1,4 +1,5 @@
 export { DEFAULT_LIMITS, type FsToolsLimits } from "./limits.ts";
+export type { FsTool } from "./fs-tool.ts";
 export { type FsToolsOptions, fsTools, pickFsTools } from "./fs-tools.ts";
 export { FsToolsError, type FsToolsErrorCode, type FsToolsErrorOptions } from "./fs-tools-error.ts";
 export { FS_TOOL_NAMES, type FsToolName, isFsToolName } from "./tool-names.ts";

@@ -1,7 +1,8 @@
 import type { Scope } from "@insomnia/scope";
-import type { Tool } from "@insomnia/worker";
+import type { ToolExecuteOptions } from "@insomnia/worker";
 import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { closeQuietly, dirPath, entryPath, errnoOf, kindOf, type OpenDir, openDir } from "./descriptor.ts";
+import { type FsTool, stopIfAborted } from "./fs-tool.ts";
 import type { FsToolsLimits } from "./limits.ts";
 import { type CallContext, failure } from "./locate.ts";
 import { absoluteInput, requireListable } from "./scope-check.ts";
@@ -12,7 +13,7 @@ function compareCodeUnits(a: string, b: string): number {
 }
 
 /** `list_dir { path }`: the sorted entries of a directory inside the scope, each with its kind. */
-export function listDirTool(scope: Scope, limits: FsToolsLimits): Tool {
+export function listDirTool(scope: Scope, limits: FsToolsLimits): FsTool {
   return {
     name: "list_dir",
     description: `Lists a directory: one entry per line, sorted by name, each with its kind (file with its size in bytes, dir, symlink with its target, fifo, socket, device). \`path\` is absolute or relative to the working directory. At most ${limits.maxEntries} entries are shown. Only directories whose entries the working boundaries make readable can be listed.`,
@@ -24,7 +25,8 @@ export function listDirTool(scope: Scope, limits: FsToolsLimits): Tool {
       required: ["path"],
       additionalProperties: false,
     },
-    execute: (raw: unknown) => {
+    execute: (raw: unknown, options?: ToolExecuteOptions) => {
+      stopIfAborted("list_dir", options?.signal, "nothing was listed");
       const input = checkInput<{ path: string }>("list_dir", raw, { path: { type: "path", required: true } });
       const ctx: CallContext = { scope, tool: "list_dir", asked: input.path };
       const canonical = requireListable(scope, ctx.tool, ctx.asked, absoluteInput(scope, input.path));

@@ -1,5 +1,6 @@
 import type { Scope } from "@insomnia/scope";
-import type { Tool } from "@insomnia/worker";
+import type { ToolExecuteOptions } from "@insomnia/worker";
+import { type FsTool, stopIfAborted } from "./fs-tool.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
 import type { FsToolsLimits } from "./limits.ts";
 import { type CallContext, locate, release } from "./locate.ts";
@@ -14,7 +15,7 @@ interface ReadFileInput {
 }
 
 /** `read_file { path, offset?, limit? }`: numbered lines of a UTF-8 text file inside the scope. */
-export function readFileTool(scope: Scope, limits: FsToolsLimits): Tool {
+export function readFileTool(scope: Scope, limits: FsToolsLimits): FsTool {
   return {
     name: "read_file",
     description: `Reads a UTF-8 text file and returns its text exactly as it is in the file (no line numbers, so it can be copied into edit_file). \`path\` is absolute or relative to the working directory. \`offset\` is the first line to return, counting from 1 (default 1), \`limit\` how many lines (default ${limits.defaultLineLimit}). When something is left out, a note in square brackets after the text says what and how to read on. Only paths the working boundaries make readable can be read; binary files are refused.`,
@@ -28,7 +29,8 @@ export function readFileTool(scope: Scope, limits: FsToolsLimits): Tool {
       required: ["path"],
       additionalProperties: false,
     },
-    execute: (raw: unknown) => {
+    execute: (raw: unknown, options?: ToolExecuteOptions) => {
+      stopIfAborted("read_file", options?.signal, "nothing was read");
       const input = checkInput<ReadFileInput>("read_file", raw, {
         path: { type: "path", required: true },
         offset: { type: "positive integer", required: false },

@@ -211,3 +211,26 @@ describe("edit_file", () => {
     expect(readFileSync(join(box.root, "big.txt"), "utf8")).toBe("0123456789");
   });
 });
+
+describe("abort", () => {
+  test("a cancelled turn's signal stops every file tool before it reads or writes", async () => {
+    box.write("a.txt", "old\n");
+    const tools = toolsFor(writeAll, box.root);
+    const controller = new AbortController();
+    controller.abort(new Error("client went away"));
+    const { signal } = controller;
+    for (const [name, input] of [
+      ["read_file", { path: "a.txt" }],
+      ["list_dir", { path: "." }],
+      ["write_file", { path: "a.txt", content: "new\n" }],
+      ["edit_file", { path: "a.txt", old_string: "old", new_string: "new" }],
+    ] as const) {
+      await expect(Promise.resolve().then(() => tools[name]!.execute(input, { signal }))).rejects.toMatchObject({
+        code: "ABORTED",
+        tool: name,
+      });
+    }
+    expect(readFileSync(join(box.root, "a.txt"), "utf8")).toBe("old\n");
+    expect(tree(box.root)).toEqual(["a.txt"]);
+  });
+});

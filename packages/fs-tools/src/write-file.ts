@@ -1,6 +1,7 @@
 import type { Scope } from "@insomnia/scope";
-import type { Tool } from "@insomnia/worker";
+import type { ToolExecuteOptions } from "@insomnia/worker";
 import { atomicWrite } from "./atomic-write.ts";
+import { type FsTool, stopIfAborted } from "./fs-tool.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
 import type { FsToolsLimits } from "./limits.ts";
 import { abandon, type CallContext, locate, release } from "./locate.ts";
@@ -8,7 +9,7 @@ import { absoluteInput, requirePermission } from "./scope-check.ts";
 import { checkInput } from "./tool-input.ts";
 
 /** `write_file { path, content }`: writes a whole file inside the writable scope, atomically. */
-export function writeFileTool(scope: Scope, limits: FsToolsLimits): Tool {
+export function writeFileTool(scope: Scope, limits: FsToolsLimits): FsTool {
   return {
     name: "write_file",
     description: `Writes \`content\` as the whole new content of a file (UTF-8), creating the file and any missing directories, or replacing the file. The write is atomic: readers see the old file or the new one, never a mix. \`path\` is absolute or relative to the working directory. Only paths the working boundaries make writable can be written; at most ${limits.maxWriteBytes} bytes. To change part of a file, use edit_file.`,
@@ -21,7 +22,8 @@ export function writeFileTool(scope: Scope, limits: FsToolsLimits): Tool {
       required: ["path", "content"],
       additionalProperties: false,
     },
-    execute: async (raw: unknown) => {
+    execute: async (raw: unknown, options?: ToolExecuteOptions) => {
+      stopIfAborted("write_file", options?.signal, "nothing was written");
       const input = checkInput<{ path: string; content: string }>("write_file", raw, {
         path: { type: "path", required: true },
         content: { type: "string", required: true },
@@ -39,7 +41,7 @@ export function writeFileTool(scope: Scope, limits: FsToolsLimits): Tool {
       const located = locate(ctx, canonical, "write", true);
       let done = false;
       try {
-        const { replacedBytes } = await atomicWrite(ctx, located, bytes);
+        const { replacedBytes } = await atomicWrite(ctx, located, bytes, options?.signal);
         done = true;
         return replacedBytes === undefined
           ? `Wrote ${bytes.length} bytes to ${located.path} (new file).`

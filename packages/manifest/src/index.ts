@@ -29,6 +29,7 @@ export type { ResolveManifestOptions } from "./resolve-manifest.ts";
 export type {
   ManifestLayerResult,
   ManifestMcpServer,
+  ManifestPricing,
   ManifestProvider,
   ManifestScopeRule,
   PartialManifest,

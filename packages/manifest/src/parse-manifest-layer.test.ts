@@ -368,3 +368,21 @@ describe("issue 19: many keys, lone CR", () => {
     expect(where(errorOf("pod:\r\n  name: a\r  nmae: b\r"))).toMatchObject({ code: "UNKNOWN_KEY", line: 3, column: 3 });
   });
 });
+
+describe("provider.pricing", () => {
+  test("prices_in_usd_per_million_tokens_are_read_as_numbers", () => {
+    const text = "provider:\n  pricing:\n    input: 3\n    output: 15\n    cache_read: 0.3\n    cache_write: 3.75\n";
+    expect(parseManifestLayer(text, FILE)).toEqual({
+      provider: { pricing: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 } },
+    });
+  });
+
+  test("a_negative_infinite_or_text_price_and_an_unknown_price_key_are_errors_at_the_value", () => {
+    for (const value of ["-1", ".inf", '"3"']) {
+      const error = errorOf(`provider:\n  pricing:\n    input: ${value}\n`);
+      expect([error.code, error.key, error.line], value).toEqual(["INVALID_VALUE", "provider.pricing.input", 3]);
+      expect(error.message).toMatch(/USD per million tokens/);
+    }
+    expect(errorOf("provider:\n  pricing:\n    cache_write_1h: 6\n").code).toBe("UNKNOWN_KEY");
+  });
+});

@@ -98,6 +98,8 @@ function resolveProvider(
     model: provider.model!,
     ...(provider.base_url === undefined ? {} : { base_url: provider.base_url }),
     ...(provider.api_key_file === undefined ? {} : { api_key_file: provider.api_key_file }),
+    ...(provider.pricing === undefined ? {} : { pricing: { ...provider.pricing } }),
+    ...(provider.reasoning === undefined ? {} : { reasoning: provider.reasoning }),
   };
 }
 

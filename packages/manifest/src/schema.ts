@@ -36,6 +36,12 @@ function buildLayerSchema(v: Valibot) {
   // Each message is the expectation phrase used in "<key> must be <phrase>, got <value>".
   const nonEmptyString = (phrase: string) => v.pipe(v.string(phrase), v.nonEmpty(phrase), v.check(noNul, phrase));
   const positiveInteger = (phrase: string) => v.pipe(v.number(phrase), v.safeInteger(phrase), v.minValue(1, phrase));
+  // A price in USD per million tokens; 0 is allowed (a free local model), never negative or infinite.
+  const price = v.pipe(
+    v.number("a number of USD per million tokens (0 or more)"),
+    v.check((n: number) => Number.isFinite(n), "a number of USD per million tokens (0 or more)"),
+    v.minValue(0, "a number of USD per million tokens (0 or more)"),
+  );
 
   const scopeRule = v.strictObject(
     {
@@ -103,6 +109,26 @@ function buildLayerSchema(v: Valibot) {
             model: v.optional(nonEmptyString("a non-empty string")),
             base_url: v.optional(nonEmptyString("a non-empty string")),
             api_key_file: v.optional(nonEmptyString("a non-empty path")),
+            pricing: v.optional(
+              v.strictObject(
+                {
+                  input: v.optional(price),
+                  output: v.optional(price),
+                  cache_read: v.optional(price),
+                  cache_write: v.optional(price),
+                },
+                "a mapping of USD per million tokens: input, output, cache_read, cache_write",
+              ),
+            ),
+            reasoning: v.optional(
+              v.strictObject(
+                {
+                  effort: v.picklist(["low", "medium", "high"], '"low", "medium" or "high"'),
+                  budget_tokens: v.optional(positiveInteger("a positive whole number")),
+                },
+                MAPPING,
+              ),
+            ),
           },
           MAPPING,
         ),

@@ -28,7 +28,10 @@ export type ManifestScopeRule = NonNullable<Section<"scope">["allow"]>[number];
 
 /** The optional `provider` block of a resolved manifest: `kind` and `model` are required once it is set. */
 export type ManifestProvider = Resolved<Pick<Section<"provider">, "kind" | "model">> &
-  Pick<Section<"provider">, "base_url" | "api_key_file">;
+  Pick<Section<"provider">, "base_url" | "api_key_file" | "pricing" | "reasoning">;
+
+/** `provider.pricing`: USD per million tokens, each price absent when the manifest does not set it. */
+export type ManifestPricing = NonNullable<Section<"provider">["pricing"]>;
 
 /** One `mcp_servers` entry as written. */
 type WrittenMcpServer = NonNullable<Section<"mcp_servers">>[string];

@@ -13,8 +13,10 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) stop();
 });
 
+// A generous startup timeout: a loaded CI machine can take seconds to load the SDK in a fixture.
 function stdio(name: string, extra: Partial<McpServerConfig> = {}, env: Record<string, string> = {}): McpServerConfig {
-  return { name, transport: { type: "stdio", command: process.execPath, args: [FIXTURES.stdio], env }, ...extra };
+  const transport = { type: "stdio", command: process.execPath, args: [FIXTURES.stdio], env } as const;
+  return { name, transport, startupTimeoutMs: 60_000, ...extra };
 }
 
 function servers(configs: McpServerConfig[], options: Partial<McpServersOptions> = {}): McpServers {

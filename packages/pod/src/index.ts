@@ -1,5 +1,5 @@
 // The public surface of @insomnia/pod: what its README documents, nothing more.
-export { Pod } from "./pod.ts";
+export { MESSAGE_FORMAT_VERSION, Pod } from "./pod.ts";
 export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
 export {
   materialize,
@@ -37,3 +37,13 @@ export type {
   SegmentStore,
   SegmentToolDefinition,
 } from "@insomnia/segment-store";
+// The cost ledger: what each model call of a conversation cost, and why a call missed the cache.
+export { conversationLedger, usageTotals } from "./ledger.ts";
+export type { LedgerCall, LedgerOptions, LedgerSegment, UsageTotals } from "./ledger.ts";
+export { cacheBreaks } from "./cache-break.ts";
+export type { CacheBreak, CacheBreakCause, CacheCall } from "./cache-break.ts";
+export { callCost, priceOf } from "./call-cost.ts";
+export type { PricingOverride } from "./call-cost.ts";
+export type { CallMessageRecord, CallRecord } from "./call-record.ts";
+export { minimumCacheablePrompt, PRICE_TABLE_DATE, shippedPrice } from "./price-table.ts";
+export type { ModelPrice } from "./price-table.ts";

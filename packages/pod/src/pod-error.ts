@@ -8,7 +8,8 @@ export type PodErrorCode =
   | "WORKER_IN_USE"
   | "NOT_MATERIALIZED"
   | "POD_CLOSED"
-  | "INVALID_ARGUMENT";
+  | "INVALID_ARGUMENT"
+  | "NEWER_LOG_FORMAT";
 
 /** Extra fields of a {@link PodError}: where the problem is (a segment log, a lock file, a template) and its cause. */
 export type PodErrorOptions = InsomniaErrorOptions;

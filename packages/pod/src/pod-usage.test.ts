@@ -22,6 +22,7 @@ describe("usage in the segment log", () => {
       worker: new Worker({ client }),
       store,
       clock: countingClock("2025-01-02T03:04:05.000Z"),
+      callClock: countingClock("2025-01-02T03:04:05.000Z"),
       env: dir.env,
     });
     await pod.run("hello");
@@ -30,8 +31,19 @@ describe("usage in the segment log", () => {
 
     const { records } = await store.readSegment(segment);
     expect(records.slice(1)).toEqual([
-      { type: "message", message: { role: "user", content: "hello" } },
-      { type: "message", message: { role: "assistant", content: "hi", usage } },
+      { type: "message", version: 2, message: { role: "user", content: "hello" } },
+      {
+        type: "message",
+        version: 2,
+        message: { role: "assistant", content: "hi", usage },
+        // What the call sent, hashed, beside the answer: the ledger's cache-break causes come from it.
+        call: {
+          sentAt: "2025-01-02T03:04:05.000Z",
+          system: expect.stringMatching(/^[0-9a-f]{16}$/),
+          tools: expect.stringMatching(/^[0-9a-f]{16}$/),
+          messages: [expect.stringMatching(/^[0-9a-f]{16}$/)],
+        },
+      },
     ]);
     const worker = new Worker({ client });
     const restored = await Pod.restore(store, segment, worker);

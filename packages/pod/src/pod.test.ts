@@ -185,8 +185,8 @@ describe("first run", () => {
         toolDefinitions: JSON.parse(JSON.stringify(worker.tools.definitions())),
         sections: pod.sections,
       },
-      { type: "message", message: { role: "user", content: "hello" } },
-      { type: "message", message: { role: "assistant", content: "answer 1" } },
+      { type: "message", version: 2, message: { role: "user", content: "hello" } },
+      { type: "message", version: 2, message: { role: "assistant", content: "answer 1" }, call: expect.any(Object) },
     ]);
   });
 
@@ -386,8 +386,8 @@ describe("compact", () => {
       sections: (firstLog.records[0] as { sections: unknown }).sections,
     });
     expect(secondLog.records.slice(1)).toEqual([
-      { type: "message", message: { role: "user", content: "three" } },
-      { type: "message", message: { role: "assistant", content: "answer 3" } },
+      { type: "message", version: 2, message: { role: "user", content: "three" } },
+      { type: "message", version: 2, message: { role: "assistant", content: "answer 3" }, call: expect.any(Object) },
     ]);
   });
 
@@ -447,8 +447,8 @@ describe("Pod.restore", () => {
     await pod.close();
     const { records } = await store.readSegment(before.segmentId);
     expect(records.slice(-2)).toEqual([
-      { type: "message", message: { role: "user", content: "three" } },
-      { type: "message", message: { role: "assistant", content: "answer 1" } },
+      { type: "message", version: 2, message: { role: "user", content: "three" } },
+      { type: "message", version: 2, message: { role: "assistant", content: "answer 1" }, call: expect.any(Object) },
     ]);
     expect(await store.listSegments()).toHaveLength(2);
   });
@@ -587,7 +587,7 @@ describe("Pod.restore", () => {
     expect((error as Error).message).toContain("a Date");
     expect(worker.getHistory()).toEqual([{ role: "user", content: "read it" }]);
     expect((await store.readSegment(pod.segmentId!)).records.slice(1)).toEqual([
-      { type: "message", message: { role: "user", content: "read it" } },
+      { type: "message", version: 2, message: { role: "user", content: "read it" } },
     ]);
     await pod.close();
   });

@@ -1,4 +1,4 @@
-import type { PodManifest } from "@insomnia/manifest";
+import type { ManifestProvider, PodManifest } from "@insomnia/manifest";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
 import type {
@@ -12,7 +12,10 @@ import { WorkerError } from "@insomnia/worker";
 import { createLoadSkillTool, LOAD_SKILL_TOOL } from "@insomnia/skills";
 import type { LoadableSkill } from "@insomnia/skills";
 import type { TemplateLoader } from "@insomnia/template";
-import type { Message, ToolServer, TurnResult } from "@insomnia/worker";
+import type { Message, ToolServer, TurnOptions, TurnResult, UserInput } from "@insomnia/worker";
+import { callCost, priceOf } from "./call-cost.ts";
+import { messageHash, shortHash } from "./call-record.ts";
+import type { CallMessageRecord, CallRecord } from "./call-record.ts";
 import { systemClock } from "./clock.ts";
 import type { Clock } from "./clock.ts";
 import { materialize, prepareSystemPrompt, readSkillCatalog, skillSourceRef } from "./materialize.ts";
@@ -36,8 +39,8 @@ export interface PodWorker {
   getSystemPrompt(): string | undefined;
   setHistory(messages: readonly Message[]): void;
   getHistory(): readonly Message[];
-  run(input: string): Promise<TurnResult>;
-  resume(): Promise<TurnResult>;
+  run(input: string | UserInput, options?: TurnOptions): Promise<TurnResult>;
+  resume(options?: TurnOptions): Promise<TurnResult>;
 }
 
 /** What {@link Pod.fromManifest} needs besides the manifest. */
@@ -52,6 +55,8 @@ export interface PodDeps {
   clock?: Clock | undefined;
   /** Receives warnings (default: drops them). */
   notifier?: Notifier | undefined;
+  /** Stamps each model call with the time it was sent (default: the wall clock); apart from `clock`, read once. */
+  callClock?: Clock | undefined;
   /**
    * Where the host's `$user` prompt root and user skill roots come from (`XDG_CONFIG_HOME`,
    * `HOME`); default `process.env`. Pass `{}` for a hermetic pod: no `$user` root, no user skills.
@@ -77,6 +82,10 @@ export interface RestoreDeps {
   clock?: Clock | undefined;
   /** Receives warnings (default: drops them). */
   notifier?: Notifier | undefined;
+  /** Stamps each model call with the time it was sent (default: the wall clock). */
+  callClock?: Clock | undefined;
+  /** The manifest's provider block: the kind, model and prices recorded with each model call. */
+  provider?: Pick<ManifestProvider, "kind" | "model" | "pricing"> | undefined;
   /**
    * Called with the segment's start record before the worker's pending tool factories run, so
    * a factory can offer exactly the tools recorded there (`toolDefinitions`: MCP tools are
@@ -129,6 +138,12 @@ function busyError(segmentId: string, cause?: unknown): WorkerError {
 }
 
 /**
+ * The shape of the messages this pod writes: 1 (absent on the record) is text-only messages;
+ * 2 adds images, reasoning, `interrupted` and `turnId`. Every earlier version restores as is.
+ */
+export const MESSAGE_FORMAT_VERSION = 2;
+
+/**
  * A pod: a worker whose system prompt is rendered once, before its first turn, and then
  * kept byte for byte — across turns, compactions and restores — in a segment log.
  */
@@ -153,6 +168,11 @@ export class Pod {
   /** Messages appended to the current segment (after its segment_start). */
   #segmentMessages = 0;
   readonly #stopLogging: () => void;
+  /** The provider recorded with each model call (kind, model, prices). */
+  #provider: RestoreDeps["provider"];
+  /** When the next model call is sent: the turn's start, or the last message logged before it. */
+  #sendsAt: Date | undefined;
+  #callClock: Clock = systemClock;
 
   private constructor(worker: PodWorker, store: SegmentStore, clock: Clock, notifier: Notifier) {
     this.#worker = worker;
@@ -178,6 +198,8 @@ export class Pod {
     });
     const pod = new Pod(deps.worker, deps.store, deps.clock ?? systemClock, deps.notifier ?? silentNotifier);
     pod.#prepared = prepared;
+    pod.#provider = manifest.provider;
+    pod.#callClock = deps.callClock ?? systemClock;
     return pod;
   }
 
@@ -212,6 +234,12 @@ export class Pod {
             `segment ${segmentId}: record ${index + 2} is a second segment_start; the store broke its contract`,
           );
         }
+        if ((record.version ?? 1) > MESSAGE_FORMAT_VERSION) {
+          throw new PodError(
+            "NEWER_LOG_FORMAT",
+            `segment ${segmentId}: record ${index + 2} holds a message of format ${record.version}, newer than this version reads (${MESSAGE_FORMAT_VERSION}); upgrade @insomnia/pod (or the pod command) to continue this conversation`,
+          );
+        }
         return record.message as Message;
       });
       const history = start.summary === undefined ? messages : [summaryMessage(start.summary), ...messages];
@@ -235,6 +263,8 @@ export class Pod {
       if (toolsChanged !== undefined) warnings.push(toolsChanged);
       const pod = new Pod(worker, store, deps.clock ?? systemClock, notifier);
       pod.#writer = writer;
+      pod.#provider = deps.provider;
+      pod.#callClock = deps.callClock ?? systemClock;
       pod.#adopt(start);
       pod.#segmentMessages = messages.length;
       for (const warning of warnings) notifier.warn(warning);
@@ -291,11 +321,17 @@ export class Pod {
     return this.#materializing;
   }
 
-  /** Runs one turn with a new user message; the first call materializes the prompt. */
-  run(input: string): Promise<TurnResult> {
+  /**
+   * Runs one turn with a new user message (text, or text with images); the first call
+   * materializes the prompt. `options` are per turn: `signal` stops it (the partial answer is
+   * logged, marked interrupted), `onEvent` streams its events, `turnId` makes a retried call
+   * return the stored turn (or continue an unfinished one) instead of sending it again.
+   */
+  run(input: string | UserInput, options: TurnOptions = {}): Promise<TurnResult> {
     return this.#enqueue(async () => {
       await this.materialize();
-      return this.#worker.run(input);
+      this.#sendsAt = this.#callClock.now();
+      return this.#worker.run(input, options);
     });
   }
 
@@ -305,12 +341,13 @@ export class Pod {
    * with nothing after its summary) there is nothing to continue: it resolves with no
    * messages and no model call, as on a finished turn.
    */
-  resume(): Promise<TurnResult> {
+  resume(options: TurnOptions = {}): Promise<TurnResult> {
     return this.#enqueue(async () => {
       await this.materialize();
       // The summary is not a request: answering it would be a turn nobody asked for.
       if (this.#segmentMessages === 0) return { messages: [], final: "", iterations: 0 };
-      return this.#worker.resume();
+      this.#sendsAt = this.#callClock.now();
+      return this.#worker.resume(options);
     });
   }
 
@@ -427,8 +464,28 @@ export class Pod {
         "the worker ran outside a pod turn; drive it through pod.run() or pod.resume()",
       );
     }
-    await writer.append({ type: "message", message });
+    const record: CallMessageRecord =
+      message.role === "assistant"
+        ? { type: "message", version: MESSAGE_FORMAT_VERSION, message, call: this.#callRecord(message) }
+        : { type: "message", version: MESSAGE_FORMAT_VERSION, message };
+    await writer.append(record);
     this.#segmentMessages += 1;
+    if (message.role !== "assistant") this.#sendsAt = this.#callClock.now();
+  }
+
+  /** What the call that answered with `answer` sent: the history before it, the prompt, the tools. */
+  #callRecord(answer: Message & { role: "assistant" }): CallRecord {
+    const provider = this.#provider;
+    const tools = this.#worker.tools.definitions();
+    const costUsd = callCost(answer.usage, priceOf(provider?.model, provider?.pricing));
+    return {
+      sentAt: (this.#sendsAt ?? this.#callClock.now()).toISOString(),
+      ...(provider === undefined ? {} : { provider: provider.kind, model: provider.model }),
+      system: shortHash(this.#worker.getSystemPrompt() ?? ""),
+      tools: shortHash(JSON.stringify(tools)),
+      messages: this.#worker.getHistory().map(messageHash),
+      ...(costUsd === undefined ? {} : { costUsd }),
+    };
   }
 }
 

@@ -49,6 +49,8 @@ export interface SegmentSpan {
 /** A conversation message; its shape belongs to the worker and is opaque to the log. */
 export interface SegmentMessageRecord<M = unknown> {
   readonly type: "message";
+  /** The version of the message's shape, set by the writer (absent: the first, text-only one). */
+  readonly version?: number;
   readonly message: M;
 }
 
@@ -107,7 +109,11 @@ function isSource(value: unknown): value is SegmentSource {
 /** True when `value` (parsed JSON) has the shape of a {@link SegmentRecord}. */
 export function isSegmentRecord(value: unknown): value is SegmentRecord {
   if (!isPlainObject(value)) return false;
-  if (value.type === "message") return "message" in value && value.message !== undefined;
+  if (value.type === "message") {
+    const version = value.version;
+    const known = version === undefined || (Number.isSafeInteger(version) && (version as number) >= 1);
+    return known && "message" in value && value.message !== undefined;
+  }
   if (value.type !== "segment_start") return false;
   return (
     typeof value.systemPrompt === "string" &&

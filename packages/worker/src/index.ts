@@ -1,8 +1,12 @@
-export type { LlmClient, LlmRequest, LlmResponse } from "./llm-client.ts";
+export type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse, LlmStreamEvent } from "./llm-client.ts";
+export { IMAGE_MEDIA_TYPES, imagePart, MAX_IMAGE_BYTES, sniffImageType } from "./content-parts.ts";
+export type { ImageMediaType, ImagePart, ReasoningPart } from "./content-parts.ts";
+export { CONTINUE_PROMPT, INTERRUPTED_RESULT } from "./turn.ts";
+export type { TurnEvent, TurnOptions } from "./turn.ts";
 export type { AssistantMessage, LlmUsage, Message, ToolCall, ToolMessage, UserMessage } from "./message.ts";
-export type { Tool, ToolDefinition, ToolFactory } from "./tool.ts";
+export type { Tool, ToolDefinition, ToolExecuteOptions, ToolFactory, ToolOutput } from "./tool.ts";
 export { ToolServer } from "./tool-server.ts";
 export { DEFAULT_MAX_ITERATIONS, Worker } from "./worker.ts";
-export type { TurnResult, WorkerOptions } from "./worker.ts";
+export type { TurnResult, UserInput, WorkerOptions } from "./worker.ts";
 export { WorkerError } from "./worker-error.ts";
 export type { WorkerErrorCode, WorkerErrorOptions } from "./worker-error.ts";

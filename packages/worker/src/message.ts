@@ -1,3 +1,5 @@
+import type { ImagePart, ReasoningPart } from "./content-parts.ts";
+import { normalizeImages, normalizeReasoning } from "./content-parts.ts";
 import { deepFreeze } from "./deep-freeze.ts";
 
 /** A tool invocation requested by the model. */
@@ -7,10 +9,13 @@ export interface ToolCall {
   readonly input: unknown;
 }
 
-/** A message from the user. */
+/** A message from the user: text, images when there are any, and the id of the turn it opened when the caller gave one. */
 export interface UserMessage {
   readonly role: "user";
   readonly content: string;
+  readonly images?: readonly ImagePart[] | undefined;
+  /** The `turnId` of the run() that sent it, so a retried run() finds it instead of sending it again. */
+  readonly turnId?: string | undefined;
 }
 
 /**
@@ -26,12 +31,18 @@ export interface LlmUsage {
   readonly cacheWriteTokens?: number | undefined;
 }
 
-/** A message from the model; `toolCalls` is absent when the model requested none, `usage` when unknown. */
+/**
+ * A message from the model; `toolCalls` is absent when the model requested none, `usage` when
+ * unknown, `reasoning` when the model gave none. `interrupted` marks the text of a model call
+ * that was aborted: what had arrived, kept and sent in later requests as it is.
+ */
 export interface AssistantMessage {
   readonly role: "assistant";
   readonly content: string;
+  readonly reasoning?: readonly ReasoningPart[] | undefined;
   readonly toolCalls?: readonly ToolCall[] | undefined;
   readonly usage?: LlmUsage | undefined;
+  readonly interrupted?: true | undefined;
 }
 
 /** The result of one tool call; `isError` is present (and true) only for failures. */
@@ -40,6 +51,8 @@ export interface ToolMessage {
   readonly toolCallId: string;
   readonly name: string;
   readonly content: string;
+  /** Images the tool returned along with its text. */
+  readonly images?: readonly ImagePart[] | undefined;
   readonly isError?: boolean | undefined;
 }
 
@@ -107,12 +120,15 @@ export function assistantMessage(
   content: string,
   toolCalls: readonly ToolCall[] | undefined,
   usage: LlmUsage | undefined,
+  extra: { reasoning?: readonly ReasoningPart[] | undefined; interrupted?: boolean | undefined } = {},
 ): AssistantMessage {
   return Object.freeze({
     role: "assistant",
     content,
+    ...(extra.reasoning === undefined ? {} : { reasoning: extra.reasoning }),
     ...(toolCalls === undefined ? {} : { toolCalls }),
     ...(usage === undefined ? {} : { usage }),
+    ...(extra.interrupted === true ? { interrupted: true as const } : {}),
   });
 }
 
@@ -125,14 +141,30 @@ export function normalizeMessage(value: unknown): Message | string {
   if (typeof value.content !== "string") return `content must be a string, got ${describe(value.content)}`;
   const content = value.content;
   switch (value.role) {
-    case "user":
-      return Object.freeze({ role: "user", content });
+    case "user": {
+      const images = normalizeImages(value.images, "images");
+      if (typeof images === "string") return images;
+      if (value.turnId !== undefined && typeof value.turnId !== "string") {
+        return `turnId must be a string when present, got ${describe(value.turnId)}`;
+      }
+      return Object.freeze({
+        role: "user",
+        content,
+        ...(images === undefined ? {} : { images }),
+        ...(value.turnId === undefined ? {} : { turnId: value.turnId }),
+      });
+    }
     case "assistant": {
       const toolCalls = normalizeToolCalls(value.toolCalls);
       if (typeof toolCalls === "string") return toolCalls;
       const usage = normalizeUsage(value.usage);
       if (typeof usage === "string") return usage;
-      return assistantMessage(content, toolCalls, usage);
+      const reasoning = normalizeReasoning(value.reasoning);
+      if (typeof reasoning === "string") return reasoning;
+      if (value.interrupted !== undefined && value.interrupted !== true) {
+        return `interrupted must be true when present, got ${describe(value.interrupted)}`;
+      }
+      return assistantMessage(content, toolCalls, usage, { reasoning, interrupted: value.interrupted === true });
     }
     case "tool": {
       if (typeof value.toolCallId !== "string") return `toolCallId must be a string, got ${describe(value.toolCallId)}`;
@@ -140,7 +172,15 @@ export function normalizeMessage(value: unknown): Message | string {
       if (value.isError !== undefined && typeof value.isError !== "boolean") {
         return `isError must be a boolean when present, got ${describe(value.isError)}`;
       }
-      const base = { role: "tool", toolCallId: value.toolCallId, name: value.name, content } as const;
+      const images = normalizeImages(value.images, "images");
+      if (typeof images === "string") return images;
+      const base = {
+        role: "tool",
+        toolCallId: value.toolCallId,
+        name: value.name,
+        content,
+        ...(images === undefined ? {} : { images }),
+      } as const;
       return Object.freeze(value.isError === true ? { ...base, isError: true } : base);
     }
     default:

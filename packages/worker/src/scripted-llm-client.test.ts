@@ -77,9 +77,10 @@ describe("ScriptedLlmClient", () => {
   });
 
   test("test_tools_echo_and_fail", async () => {
-    expect(await echoTool("e").execute({ a: [1, "b"] })).toBe('{"a":[1,"b"]}');
-    expect(await echoTool("e").execute(undefined)).toBe("undefined");
-    expect(() => failingTool("f", "broken").execute({})).toThrow("broken");
+    const options = { signal: new AbortController().signal };
+    expect(await echoTool("e").execute({ a: [1, "b"] }, options)).toBe('{"a":[1,"b"]}');
+    expect(await echoTool("e").execute(undefined, options)).toBe("undefined");
+    expect(() => failingTool("f", "broken").execute({}, options)).toThrow("broken");
     expect(failingTool("f", "broken").name).toBe("f");
   });
 });

@@ -1,10 +1,10 @@
 import { frozenClone } from "./deep-freeze.ts";
-import type { LlmClient, LlmRequest, LlmResponse } from "./llm-client.ts";
+import type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse } from "./llm-client.ts";
 
-/** The answers of a ScriptedLlmClient: a fixed list, or a function of (request, index). */
+/** The answers of a ScriptedLlmClient: a fixed list, or a function of (request, index, call options) that may stream. */
 export type LlmScript =
   | readonly LlmResponse[]
-  | ((request: LlmRequest, index: number) => LlmResponse | Promise<LlmResponse>);
+  | ((request: LlmRequest, index: number, options: LlmCallOptions) => LlmResponse | Promise<LlmResponse>);
 
 /** An LlmClient for tests: answers from a script and records every request it receives. */
 export class ScriptedLlmClient implements LlmClient {
@@ -24,11 +24,11 @@ export class ScriptedLlmClient implements LlmClient {
   }
 
   /** Records the request and returns the next scripted response (a fresh copy). */
-  async complete(request: LlmRequest): Promise<LlmResponse> {
+  async complete(request: LlmRequest, options: LlmCallOptions = {}): Promise<LlmResponse> {
     const index = this.#requests.length;
     const recorded = frozenClone(request);
     this.#requests.push(recorded);
-    if (typeof this.#script === "function") return structuredClone(await this.#script(recorded, index));
+    if (typeof this.#script === "function") return structuredClone(await this.#script(recorded, index, options));
     const response = this.#script[index];
     if (response === undefined) {
       const count = this.#script.length;

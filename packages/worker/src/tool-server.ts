@@ -1,7 +1,8 @@
 import { deepFreeze } from "./deep-freeze.ts";
 import { errorText } from "@insomnia/errors";
 import type { ToolCall, ToolMessage } from "./message.ts";
-import type { Tool, ToolDefinition, ToolFactory } from "./tool.ts";
+import { normalizeImages } from "./content-parts.ts";
+import type { Tool, ToolDefinition, ToolExecuteOptions, ToolFactory, ToolOutput } from "./tool.ts";
 import { WorkerError } from "./worker-error.ts";
 
 interface Registered {
@@ -108,8 +109,10 @@ export class ToolServer {
   /**
    * Runs one tool call and returns its tool message. Never rejects: an unknown tool, a
    * throwing tool or a non-string result becomes a message with `isError: true`.
+   * `options.signal` reaches the tool; without one the call cannot be aborted.
    */
-  async call(call: ToolCall): Promise<ToolMessage> {
+  async call(call: ToolCall, options?: Partial<ToolExecuteOptions>): Promise<ToolMessage> {
+    const signal = options?.signal ?? new AbortController().signal;
     const base = { role: "tool", toolCallId: call.id, name: call.name } as const;
     const registered = this.#tools.get(call.name);
     if (registered === undefined) {
@@ -123,15 +126,22 @@ export class ToolServer {
     }
     try {
       // A clone, so a tool may mutate its input without touching the frozen history.
-      const output: unknown = await registered.tool.execute(structuredClone(call.input));
-      if (typeof output !== "string") {
-        return Object.freeze({
+      const output: unknown = await registered.tool.execute(structuredClone(call.input), { signal });
+      if (typeof output === "string") return Object.freeze({ ...base, content: output });
+      if (typeof output === "object" && output !== null && typeof (output as ToolOutput).content === "string") {
+        const images = normalizeImages((output as ToolOutput).images, `tool "${call.name}" images`);
+        if (typeof images === "string") return Object.freeze({ ...base, content: images, isError: true });
+        return deepFreeze({
           ...base,
-          content: `tool "${call.name}" returned ${output === null ? "null" : typeof output}, expected a string`,
-          isError: true,
+          content: (output as ToolOutput).content,
+          ...(images === undefined ? {} : { images }),
         });
       }
-      return Object.freeze({ ...base, content: output });
+      return Object.freeze({
+        ...base,
+        content: `tool "${call.name}" returned ${output === null ? "null" : typeof output}, expected a string`,
+        isError: true,
+      });
     } catch (error) {
       return Object.freeze({ ...base, content: errorText(error), isError: true });
     }

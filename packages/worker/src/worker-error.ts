@@ -9,7 +9,8 @@ export type WorkerErrorCode =
   | "TOOL_FACTORY_FAILED"
   | "DUPLICATE_TOOL"
   | "INVALID_ARGUMENT"
-  | "BUSY";
+  | "BUSY"
+  | "ABORTED";
 
 /** Options of a WorkerError beyond its code and message. */
 export interface WorkerErrorOptions {

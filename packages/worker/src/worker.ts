@@ -1,9 +1,26 @@
 import { errorText } from "@insomnia/errors";
-import type { LlmClient, LlmRequest } from "./llm-client.ts";
+import { normalizeImages, normalizeReasoning } from "./content-parts.ts";
+import type { ImagePart } from "./content-parts.ts";
+import type { LlmClient, LlmRequest, LlmStreamEvent } from "./llm-client.ts";
 import { assistantMessage, normalizeMessage, normalizeToolCalls, normalizeUsage } from "./message.ts";
-import type { AssistantMessage, Message, ToolCall } from "./message.ts";
+import type { AssistantMessage, Message, ToolCall, ToolMessage, UserMessage } from "./message.ts";
 import { ToolServer } from "./tool-server.ts";
+import type { TurnEvent, TurnOptions } from "./turn.ts";
+import { CONTINUE_PROMPT, INTERRUPTED_RESULT } from "./turn.ts";
 import { WorkerError } from "./worker-error.ts";
+
+/** A user turn: its text, and images to go with it. */
+export interface UserInput {
+  readonly text: string;
+  readonly images?: readonly ImagePart[] | undefined;
+}
+
+/** What one turn shares between its steps: the combined signal, and the first error an event listener threw. */
+interface TurnContext {
+  readonly signal: AbortSignal;
+  readonly emit: (event: TurnEvent) => void;
+  readonly listenerFailure: () => { error: unknown } | undefined;
+}
 
 /** Options of a Worker. */
 export interface WorkerOptions {
@@ -131,20 +148,26 @@ export class Worker {
     return this.#queued > 0;
   }
 
-  /** Appends a user message and loops client -> tools until the model answers without tool calls. */
-  run(input: string): Promise<TurnResult> {
-    if (typeof input !== "string") {
-      return Promise.reject(new WorkerError("INVALID_ARGUMENT", `run() needs a string input, got ${typeof input}`));
-    }
-    return this.#enqueue(() => this.#turn(input));
+  /**
+   * Appends a user message and loops client -> tools until the model answers without tool
+   * calls. `options.signal` stops the turn (partial text kept, marked `interrupted`; rejects
+   * with `ABORTED`), `options.onEvent` gets the turn's events as they happen, and
+   * `options.turnId` makes a retried call idempotent: a finished turn with that id is returned
+   * as stored, an unfinished one continued, and its message is never sent twice.
+   */
+  run(input: string | UserInput, options: TurnOptions = {}): Promise<TurnResult> {
+    const user = userMessage(input, options.turnId);
+    if (typeof user === "string") return Promise.reject(new WorkerError("INVALID_ARGUMENT", user));
+    return this.#enqueue(() => this.#turn(user, options));
   }
 
   /**
    * Continues from the current history (e.g. after restore) without a new user message.
-   * Resolves with an empty result when the history is empty or ends with a final answer.
+   * Resolves with an empty result when the history is empty or ends with a final answer; after
+   * an interrupted answer it asks the model to go on from where it stopped.
    */
-  resume(): Promise<TurnResult> {
-    return this.#enqueue(() => this.#turn(undefined));
+  resume(options: TurnOptions = {}): Promise<TurnResult> {
+    return this.#enqueue(() => this.#turn(undefined, options));
   }
 
   #enqueue(task: () => Promise<TurnResult>): Promise<TurnResult> {
@@ -159,22 +182,32 @@ export class Worker {
     return result;
   }
 
-  async #turn(input: string | undefined): Promise<TurnResult> {
+  async #turn(user: UserMessage | undefined, options: TurnOptions): Promise<TurnResult> {
     if (this.#systemPrompt === undefined) {
       throw new WorkerError(
         "NO_SYSTEM_PROMPT",
         "no system prompt is set; call setSystemPrompt(prompt) before run() or resume()",
       );
     }
+    const context = turnContext(options);
+    if (user?.turnId !== undefined) {
+      const stored = this.#storedTurn(user.turnId);
+      if (stored?.finished === true) return stored.result;
+      if (stored !== undefined) user = undefined; // unfinished and last: continue it
+    }
+    throwIfAborted(context);
     await this.tools.flushPending();
     const appended: Message[] = [];
-    await this.#answerPendingToolCalls(appended);
-    if (input !== undefined) {
-      await this.#append({ role: "user", content: input }, appended);
+    await this.#answerPendingToolCalls(appended, context);
+    if (user !== undefined) {
+      await this.#append(user, appended);
     } else {
       const last = this.#history.at(-1);
-      if (last === undefined || (last.role === "assistant" && last.toolCalls === undefined)) {
+      if (last === undefined || (last.role === "assistant" && last.toolCalls === undefined && !last.interrupted)) {
         return { messages: appended, final: last?.content ?? "", iterations: 0 };
+      }
+      if (last.role === "assistant" && last.toolCalls === undefined) {
+        await this.#append(Object.freeze({ role: "user", content: CONTINUE_PROMPT }), appended);
       }
     }
     let iterations = 0;
@@ -187,24 +220,76 @@ export class Worker {
         );
       }
       iterations += 1;
-      const assistant = await this.#complete();
+      context.emit({ type: "model-call", iteration: iterations });
+      const assistant = await this.#complete(context, appended);
       await this.#append(assistant, appended);
-      if (assistant.toolCalls === undefined) return { messages: appended, final: assistant.content, iterations };
-      await this.#runToolCalls(assistant.toolCalls, appended);
+      if (assistant.usage !== undefined) context.emit({ type: "usage", usage: assistant.usage });
+      if (assistant.toolCalls === undefined) {
+        throwIfAborted(context);
+        return { messages: appended, final: assistant.content, iterations };
+      }
+      await this.#runToolCalls(assistant.toolCalls, appended, context);
+      throwIfAborted(context);
     }
   }
 
-  /** One client call with the current system prompt, history and tools; validates the answer. */
-  async #complete(): Promise<AssistantMessage> {
+  /**
+   * The turn opened by the user message with this id: finished when it ends with a final
+   * answer or is followed by another user message; otherwise (the last turn, cut short) it is
+   * continued. Undefined when no message has this id.
+   */
+  #storedTurn(turnId: string): { finished: boolean; result: TurnResult } | undefined {
+    const start = this.#history.findIndex((m) => m.role === "user" && m.turnId === turnId);
+    if (start === -1) return undefined;
+    let end = start + 1;
+    while (end < this.#history.length && this.#history[end]!.role !== "user") end += 1;
+    const messages = this.#history.slice(start, end);
+    const last = messages.at(-1)!;
+    const answered = last.role === "assistant" && last.toolCalls === undefined && !last.interrupted;
+    const finalAnswer = [...messages].reverse().find((m) => m.role === "assistant");
+    return {
+      finished: answered || end < this.#history.length,
+      result: { messages, final: finalAnswer?.content ?? "", iterations: 0 },
+    };
+  }
+
+  /**
+   * One client call with the current system prompt, history and tools; streams its events and
+   * validates the answer. When the turn is aborted, the text that had arrived is appended as an
+   * interrupted assistant message and the call rejects with ABORTED.
+   */
+  async #complete(context: TurnContext, appended: Message[]): Promise<AssistantMessage> {
     const request: LlmRequest = {
       systemPrompt: this.#systemPrompt!,
       messages: Object.freeze([...this.#history]),
       tools: Object.freeze(this.tools.definitions()),
     };
+    let streamed = "";
+    let deltas = 0;
+    const onEvent = (event: LlmStreamEvent): void => {
+      if (context.signal.aborted) return;
+      if (event.type === "text-delta") {
+        if (typeof event.text !== "string" || event.text === "") return;
+        streamed += event.text;
+        deltas += 1;
+        context.emit({ type: "text-delta", text: event.text });
+      } else if (event.type === "reasoning-delta") {
+        if (typeof event.text === "string" && event.text !== "")
+          context.emit({ type: "reasoning-delta", text: event.text });
+      } else if (event.type === "retry") {
+        context.emit({ type: "retry", attempt: event.attempt, delayMs: event.delayMs, code: event.code });
+      }
+    };
     let response: unknown;
     try {
-      response = await this.#client.complete(request);
+      response = await this.#client.complete(request, { signal: context.signal, onEvent });
     } catch (cause) {
+      if (context.signal.aborted) {
+        if (streamed !== "") {
+          await this.#append(assistantMessage(streamed, undefined, undefined, { interrupted: true }), appended);
+        }
+        throw abortError(context, cause);
+      }
       throw new WorkerError("CLIENT_FAILED", `the LLM client failed: ${errorText(cause)}; resume() retries`, { cause });
     }
     const invalid = (problem: string): WorkerError =>
@@ -214,13 +299,18 @@ export class Worker {
       );
     if (typeof response !== "object" || response === null) throw invalid("expected an object");
     try {
-      const { content, toolCalls, usage } = response as Record<string, unknown>;
+      const { content, toolCalls, usage, reasoning } = response as Record<string, unknown>;
       if (typeof content !== "string") throw invalid(`content must be a string, got ${typeof content}`);
+      if (deltas > 0 && content !== streamed) throw invalid("its text deltas do not join to its content");
       const calls = normalizeToolCalls(toolCalls);
       if (typeof calls === "string") throw invalid(calls);
       const counted = normalizeUsage(usage);
       if (typeof counted === "string") throw invalid(counted);
-      return assistantMessage(content, calls, counted);
+      const thought = normalizeReasoning(reasoning);
+      if (typeof thought === "string") throw invalid(thought);
+      // A client that only completes: its whole text is the one delta.
+      if (deltas === 0 && content !== "") context.emit({ type: "text-delta", text: content });
+      return assistantMessage(content, calls, counted, { reasoning: thought });
     } catch (cause) {
       if (WorkerError.is(cause)) throw cause;
       // Reading the response threw (a hostile getter or proxy): still the client's fault.
@@ -234,16 +324,31 @@ export class Worker {
     }
   }
 
-  /** Runs tool calls one after another, appending each result as it arrives. */
-  async #runToolCalls(calls: readonly ToolCall[], appended: Message[]): Promise<void> {
-    for (const call of calls) await this.#append(await this.tools.call(call), appended);
+  /**
+   * Runs tool calls one after another, appending each result as it arrives. Once the turn is
+   * aborted, a call that failed and every call not yet run gets an `isError` "interrupted"
+   * result, so each call keeps its result.
+   */
+  async #runToolCalls(calls: readonly ToolCall[], appended: Message[], context: TurnContext): Promise<void> {
+    for (const call of calls) {
+      let result: ToolMessage;
+      if (context.signal.aborted) {
+        result = interruptedResult(call);
+      } else {
+        context.emit({ type: "tool-call", id: call.id, name: call.name, input: call.input });
+        result = await this.tools.call(call, { signal: context.signal });
+        if (context.signal.aborted && result.isError === true) result = interruptedResult(call);
+      }
+      await this.#append(result, appended);
+      context.emit({ type: "tool-result", id: call.id, name: call.name, isError: result.isError === true });
+    }
   }
 
   /**
    * When the history ends with an assistant message whose tool calls were not all
    * answered (an interrupted turn), runs the missing ones so the history is valid again.
    */
-  async #answerPendingToolCalls(appended: Message[]): Promise<void> {
+  async #answerPendingToolCalls(appended: Message[], context: TurnContext): Promise<void> {
     let index = this.#history.length - 1;
     while (index >= 0 && this.#history[index]!.role === "tool") index -= 1;
     const assistant = this.#history[index];
@@ -252,6 +357,7 @@ export class Worker {
     await this.#runToolCalls(
       assistant.toolCalls.filter((call) => !answered.has(call.id)),
       appended,
+      context,
     );
   }
 
@@ -261,4 +367,75 @@ export class Worker {
     this.#history.push(frozen);
     appended.push(frozen);
   }
+}
+
+function interruptedResult(call: ToolCall): ToolMessage {
+  return Object.freeze({
+    role: "tool",
+    toolCallId: call.id,
+    name: call.name,
+    content: INTERRUPTED_RESULT,
+    isError: true,
+  });
+}
+
+/** The user message of a run(): checked text and images, and the turn id when given. */
+function userMessage(input: string | UserInput, turnId: string | undefined): UserMessage | string {
+  if (turnId !== undefined && (typeof turnId !== "string" || turnId === "")) {
+    return `turnId must be a non-empty string when given, got ${typeof turnId}`;
+  }
+  const withId = turnId === undefined ? {} : { turnId };
+  if (typeof input === "string") return Object.freeze({ role: "user", content: input, ...withId });
+  if (typeof input !== "object" || input === null || typeof input.text !== "string") {
+    return `run() needs a string or { text, images? } input, got ${input === null ? "null" : typeof input}`;
+  }
+  const images = normalizeImages(input.images, "images");
+  if (typeof images === "string") return images;
+  return Object.freeze({
+    role: "user",
+    content: input.text,
+    ...(images === undefined ? {} : { images }),
+    ...withId,
+  });
+}
+
+/** The signal a turn runs under (the caller's, plus one that a throwing event listener aborts) and its emitter. */
+function turnContext(options: TurnOptions): TurnContext {
+  const { signal, onEvent } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new WorkerError("INVALID_ARGUMENT", "signal must be an AbortSignal when given");
+  }
+  if (onEvent !== undefined && typeof onEvent !== "function") {
+    throw new WorkerError("INVALID_ARGUMENT", "onEvent must be a function when given");
+  }
+  const own = new AbortController();
+  let failure: { error: unknown } | undefined;
+  return {
+    signal: signal === undefined ? own.signal : AbortSignal.any([signal, own.signal]),
+    emit: (event) => {
+      if (onEvent === undefined || failure !== undefined) return;
+      try {
+        onEvent(event);
+      } catch (error) {
+        failure = { error };
+        own.abort(error);
+      }
+    },
+    listenerFailure: () => failure,
+  };
+}
+
+/** Rejects a turn whose signal fired: the listener's own error when an event listener threw, else ABORTED. */
+function throwIfAborted(context: TurnContext): void {
+  if (context.signal.aborted) throw abortError(context, context.signal.reason);
+}
+
+function abortError(context: TurnContext, cause: unknown): unknown {
+  const failed = context.listenerFailure();
+  if (failed !== undefined) return failed.error;
+  return new WorkerError(
+    "ABORTED",
+    "the turn was stopped; the text that had arrived is kept in the history (marked interrupted), so run() or resume() continues from it",
+    { cause: context.signal.reason ?? cause },
+  );
 }

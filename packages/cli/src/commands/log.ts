@@ -1,5 +1,6 @@
 import { loadManifest } from "@insomnia/manifest";
-import type { SegmentRecord } from "@insomnia/pod";
+import type { PodManifest } from "@insomnia/manifest";
+import type { LedgerCall, LedgerSegment, SegmentRecord, UsageTotals } from "@insomnia/pod";
 import type { Message } from "@insomnia/worker";
 import type { LogOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
@@ -7,8 +8,8 @@ import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { styleFor } from "../output.ts";
 import { openPodStore, type PodStore } from "../pod-store.ts";
-import { cacheShare, usageLine, usageTotals, writeWarning } from "../run-report.ts";
-import type { UsageTotals } from "../run-report.ts";
+import { callJson, callLine, totalsJson } from "../ledger-view.ts";
+import { usageLine, writeWarning } from "../run-report.ts";
 import { forTerminal, redacted } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
@@ -24,20 +25,21 @@ interface SegmentView {
 interface TurnView {
   segment: string;
   messages: Message[];
-  usage: UsageTotals & { cacheReadShare: number | null };
+  usage: UsageTotals;
 }
 
-function withShare(totals: UsageTotals): UsageTotals & { cacheReadShare: number | null } {
-  return { ...totals, cacheReadShare: cacheShare(totals) ?? null };
-}
-
-function turnsOf(segments: readonly SegmentView[]): TurnView[] {
+function turnsOf(
+  segments: readonly SegmentView[],
+  callOf: ReadonlyMap<Message, LedgerCall>,
+  usageTotals: (calls: readonly LedgerCall[]) => UsageTotals,
+): TurnView[] {
   const turns: TurnView[] = [];
   for (const segment of segments) {
     let current: Message[] | undefined;
     const flush = (): void => {
       if (current !== undefined && current.length > 0) {
-        turns.push({ segment: segment.id, messages: current, usage: withShare(usageTotals(current)) });
+        const calls = current.flatMap((m) => callOf.get(m) ?? []);
+        turns.push({ segment: segment.id, messages: current, usage: usageTotals(calls) });
       }
     };
     for (const message of segment.messages) {
@@ -58,13 +60,18 @@ export async function runLog(options: LogOptions, io: CliIo): Promise<number> {
   const { manifest } = await loadManifest(manifestLoadOptions(options, cwd, io));
   const opened = await openPodStore(options.store, manifest, io);
   try {
-    return await printLog(opened, options, io);
+    return await printLog(opened, manifest, options, io);
   } finally {
     await opened.close?.();
   }
 }
 
-async function printLog({ store, location }: PodStore, options: LogOptions, io: CliIo): Promise<number> {
+async function printLog(
+  { store, location }: PodStore,
+  manifest: PodManifest,
+  options: LogOptions,
+  io: CliIo,
+): Promise<number> {
   const style = styleFor(io.stderr, io.env);
   const latest = await store.latestSegment();
   if (latest === undefined) {
@@ -73,6 +80,7 @@ async function printLog({ store, location }: PodStore, options: LogOptions, io: 
     });
   }
   const segments: SegmentView[] = [];
+  const logged: LedgerSegment[] = [];
   const seen = new Set<string>();
   for (let id: string | undefined = latest; id !== undefined && !seen.has(id); ) {
     seen.add(id);
@@ -80,6 +88,7 @@ async function printLog({ store, location }: PodStore, options: LogOptions, io: 
     for (const warning of warnings) writeWarning(io, style, warning);
     const start = records[0];
     if (start?.type !== "segment_start") break;
+    logged.unshift({ id, previousSegment: start.previousSegment, records });
     segments.unshift({
       id,
       createdAt: start.createdAt,
@@ -90,10 +99,21 @@ async function printLog({ store, location }: PodStore, options: LogOptions, io: 
     id = start.previousSegment;
     if (id !== undefined && !(await store.listSegments()).includes(id)) break;
   }
-  const turns = turnsOf(segments);
-  const total = withShare(usageTotals(segments.flatMap((s) => s.messages)));
+  const { conversationLedger, usageTotals, PRICE_TABLE_DATE } = await import("@insomnia/pod");
+  const calls = conversationLedger(logged, { model: manifest.provider?.model, pricing: manifest.provider?.pricing });
+  const callOf = new Map<Message, LedgerCall>(calls.map((call) => [call.message, call]));
+  const turns = turnsOf(segments, callOf, usageTotals);
+  const total = usageTotals(calls);
   if (options.json) {
-    io.stdout.write(`${redacted(JSON.stringify({ store: location, segments, turns, usage: total }, null, 2))}\n`);
+    const data = {
+      store: location,
+      segments,
+      turns: turns.map((turn) => ({ ...turn, usage: totalsJson(turn.usage) })),
+      calls: calls.map(callJson),
+      usage: totalsJson(total),
+      pricesValidOn: PRICE_TABLE_DATE,
+    };
+    io.stdout.write(`${redacted(JSON.stringify(data, null, 2))}\n`);
     return 0;
   }
   const out = styleFor(io.stdout, io.env);
@@ -108,7 +128,11 @@ async function printLog({ store, location }: PodStore, options: LogOptions, io: 
     );
     if (segment.summary !== undefined) lines.push(`  summary: ${show(segment.summary).replace(/\n/g, "\n    ")}`);
     for (const turn of turns.filter((t) => t.segment === segment.id)) {
-      for (const message of turn.messages) lines.push(...messageLines(message).map(show));
+      for (const message of turn.messages) {
+        lines.push(...messageLines(message).map(show));
+        const call = callOf.get(message);
+        if (call !== undefined) lines.push(`  ${out.yellow(callLine(call))}`);
+      }
       lines.push(`  ${out.yellow(`usage: ${usageLine(turn.usage)}`)}`);
     }
   }

@@ -85,7 +85,8 @@ describe("pod run", () => {
     const first = await pod(env, "run", "--now", NOW, "hello");
     expect([first.code, first.stdout]).toEqual([0, "Hello back.\n"]);
     expect(first.stderr).toBe(
-      "pod: 1 model call, 510 input tokens (0 cache read, 0%; 500 cache write), 3 output tokens\n",
+      // claude-sonnet-4-5: 10 × $3 + 500 written × $3.75 + 3 out × $15, per million tokens.
+      "pod: 1 model call, 510 input tokens (0 cache read, 0%; 500 cache write), 3 output tokens, $0.001950\n",
     );
     const second = await pod(env, "run", "are", "you", "there?");
     expect([second.code, second.stdout]).toEqual([0, "Still here.\n"]);
@@ -598,9 +599,12 @@ describe("usage and the store", () => {
     const text = await pod(env, "log");
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^segment \S+, started /);
-    expect(text.stdout).toContain('> do it\n  tool nope {"a":1}\n  tool failed nope: ');
     expect(text.stdout).toContain(
-      "< done\n  usage: 2 model calls, 200 input tokens (80 cache read, 40%; 0 cache write), 10 output tokens\n",
+      '> do it\n  tool nope {"a":1}\n  call: 100 input (0 cache read, 0 cache write), 5 output, $0.000375\n  tool failed nope: ',
+    );
+    expect(text.stdout).toContain(
+      "< done\n  call: 100 input (80 cache read, 0 cache write), 5 output, $0.000159\n" +
+        "  usage: 2 model calls, 200 input tokens (80 cache read, 40%; 0 cache write), 10 output tokens, $0.000534\n",
     );
     const json = JSON.parse((await pod(env, "log", "--json")).stdout) as {
       turns: { usage: { cacheReadShare: number; inputTokens: number } }[];
@@ -613,6 +617,73 @@ describe("usage and the store", () => {
       cacheReadTokens: 0,
       cacheWriteTokens: 0,
     });
+  });
+});
+
+describe("pod log: the cost ledger", () => {
+  // provider.pricing replaces the table: $2 in, $10 out, $0.20 cache read, $2.50 cache write per million.
+  const pricing = ["  pricing:", "    input: 2", "    output: 10", "    cache_read: 0.2", "    cache_write: 2.5"].join(
+    "\n",
+  );
+
+  test("log_shows_each_call_with_tokens_cost_and_cache_break_and_json_has_them_as_data", async () => {
+    const server = await serve([
+      { toolCalls: [{ id: "t1", name: "nope", input: {} }], usage: { input: 100, output: 5, cacheWrite: 4000 } },
+      { text: "done", usage: { input: 20, output: 5, cacheRead: 4000, cacheWrite: 100 } },
+      { text: "again", usage: { input: 30, output: 8, cacheRead: 1000, cacheWrite: 3200 } },
+    ]);
+    const env = await workspace(server, { extra: pricing });
+    expect((await pod(env, "run", "do it")).code).toBe(0);
+    expect((await pod(env, "run", "more")).code).toBe(0);
+
+    const text = await pod(env, "log");
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      "  call: 4,100 input (0 cache read, 4,000 cache write), 5 output, $0.0103, cache break: first-request\n",
+    );
+    expect(text.stdout).toContain(
+      "< done\n  call: 4,120 input (4,000 cache read, 100 cache write), 5 output, $0.001140\n",
+    );
+    // The third call read 1,000 of the 4,100 the second read and wrote, with the same prefix, in time: evicted.
+    expect(text.stdout).toMatch(/< again\n {2}call: 4,230 input .*, cache break: evicted\n/);
+    expect(text.stdout).toMatch(/\ntotal: 3 model calls, 12,450 input tokens .*, 18 output tokens, \$0\.0\d+\n$/);
+
+    const json = JSON.parse((await pod(env, "log", "--json")).stdout) as {
+      calls: { costUsd: number | null; cacheBreak: { cause: string } | null; usage: unknown; model: string }[];
+      usage: { costUsd: number; cacheReadTokens: number; cacheWriteTokens: number };
+      turns: { usage: { costUsd: number } }[];
+      pricesValidOn: string;
+    };
+    // 100×2 + 4000×2.5 + 5×10; 20×2 + 4000×0.2 + 100×2.5 + 5×10; 30×2 + 1000×0.2 + 3200×2.5 + 8×10 (µ$).
+    expect(json.calls.map((c) => c.costUsd)).toEqual([
+      expect.closeTo(0.01025, 12),
+      expect.closeTo(0.00114, 12),
+      expect.closeTo(0.00834, 12),
+    ]);
+    expect(json.calls.map((c) => c.cacheBreak?.cause ?? null)).toEqual(["first-request", null, "evicted"]);
+    expect(json.calls[0]).toMatchObject({
+      model: "claude-sonnet-4-5",
+      usage: { inputTokens: 4100, cacheWriteTokens: 4000 },
+    });
+    expect(json.usage.costUsd).toBeCloseTo(0.01973, 12);
+    expect(json.usage).toMatchObject({ cacheReadTokens: 5000, cacheWriteTokens: 7300 });
+    expect(json.turns.map((t) => t.usage.costUsd)).toEqual([expect.closeTo(0.01139, 12), expect.closeTo(0.00834, 12)]);
+    expect(json.pricesValidOn).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  test("a_model_without_a_price_shows_cost_unknown_and_null_in_json", async () => {
+    const server = await serve([{ text: "hi", usage: { input: 10, output: 2 } }]);
+    const env = await workspace(server, { kind: "openai-compatible", model: "local-llama" });
+    expect((await pod(env, "run", "hello")).code).toBe(0);
+    const text = await pod(env, "log");
+    expect(text.stdout).toContain("  call: 10 input (0 cache read, 0 cache write), 2 output, cost unknown\n");
+    expect(text.stdout).toMatch(/total: 1 model call, .*, cost unknown\n$/);
+    const json = JSON.parse((await pod(env, "log", "--json")).stdout) as {
+      calls: { costUsd: unknown }[];
+      usage: { costUsd: unknown; unpricedCalls: number };
+    };
+    expect(json.calls[0]?.costUsd).toBeNull();
+    expect(json.usage).toMatchObject({ costUsd: null, unpricedCalls: 1 });
   });
 });
 

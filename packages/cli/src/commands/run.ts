@@ -1,10 +1,13 @@
 import type { PodManifest } from "@insomnia/manifest";
 import { checkWorkspaceTrust, loadManifest } from "@insomnia/manifest";
 import type { Clock, Notifier, Pod } from "@insomnia/pod";
-import type { TurnResult, Worker } from "@insomnia/worker";
+import { readFile, stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { ImagePart, TurnResult, UserInput, Worker } from "@insomnia/worker";
 import type { ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
+import { liveOutput } from "../live-output.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import type { Style } from "../output.ts";
@@ -17,7 +20,7 @@ import {
   type ProviderChoice,
   providerChoice,
 } from "../provider-model.ts";
-import { activityLines, usageLine, usageTotals, writeWarning } from "../run-report.ts";
+import { activityLines, usageLine, writeWarning } from "../run-report.ts";
 import { registerMcpTools } from "../mcp-tools.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
 import { forTerminal, hideSecret } from "../shown-text.ts";
@@ -68,14 +71,51 @@ export async function toolsForRun({ manifest, worker, env, warn }: RunToolContex
 /** `pod run`: sends one user message to the manifest's model, continuing the latest conversation unless `--new`. */
 export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
   preload();
-  const input = await readInput(options.input, io);
-  return session(options, io, { input, fresh: options.new });
+  // Images first: a bad one is a usage error before anything is read from stdin or sent.
+  const images = await readImages(options.images ?? [], io.cwd);
+  const text = await readInput(options.input, io);
+  const input: UserInput | string = images.length === 0 ? text : { text, images };
+  return session(options, io, { input, fresh: options.new, reasoning: options.reasoning === true });
 }
 
 /** `pod resume`: continues an interrupted turn of the latest conversation. */
 export async function runResume(options: ResumeOptions, io: CliIo): Promise<number> {
   preload();
-  return session(options, io, undefined);
+  return session(options, io, { reasoning: options.reasoning === true });
+}
+
+/** Reads and checks each `--image FILE` (png, jpeg, gif, webp by their bytes; at most 5 MiB). */
+async function readImages(files: readonly string[], cwd: string): Promise<ImagePart[]> {
+  if (files.length === 0) return [];
+  const { imagePart, MAX_IMAGE_BYTES } = await import("@insomnia/worker");
+  const images: ImagePart[] = [];
+  for (const file of files) {
+    const path = resolve(cwd, file);
+    let bytes: Buffer;
+    try {
+      const info = await stat(path);
+      if (!info.isFile()) throw new Error("it is not a regular file");
+      if (info.size > MAX_IMAGE_BYTES) {
+        throw new Error(`it is ${info.size} bytes, over the limit of ${MAX_IMAGE_BYTES} (5 MiB); make it smaller`);
+      }
+      bytes = await readFile(path);
+    } catch (cause) {
+      throw new CliError(
+        "INVALID_IMAGE",
+        `--image ${file}: cannot be sent: ${(cause as Error).message}; nothing was sent`,
+        {
+          file: path,
+          cause,
+        },
+      );
+    }
+    const image = imagePart(bytes);
+    if (typeof image === "string") {
+      throw new CliError("INVALID_IMAGE", `--image ${file}: ${image}; nothing was sent`, { file: path });
+    }
+    images.push(image);
+  }
+  return images;
 }
 
 // The AI SDK is most of a cold start: start reading its files while the manifest is read.
@@ -115,9 +155,10 @@ function interruption(io: CliIo): { signal: AbortSignal; stop(): void } {
 }
 
 type SessionOptions = StoreOptions & { now?: Date };
-type Turn = { input: string; fresh: boolean };
+/** A `pod run` turn (`input` set) or a `pod resume` (no input). */
+type Turn = { input?: string | UserInput; fresh?: boolean; reasoning: boolean };
 
-async function session(options: SessionOptions, io: CliIo, turn: Turn | undefined): Promise<number> {
+async function session(options: SessionOptions, io: CliIo, turn: Turn): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const { manifest, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
   // Before any file is read, any store opened or any byte sent: a checkout may narrow, never widen.
@@ -152,15 +193,16 @@ interface Conversation extends PodStore {
   key: string | undefined;
   manifest: PodManifest;
   options: SessionOptions;
-  turn: Turn | undefined;
+  turn: Turn;
   io: CliIo;
 }
 
 /** One turn (or a resume) of the pod whose log is in `store`. */
 async function converse({ store, location, choice, key, manifest, options, turn, io }: Conversation): Promise<number> {
   const style = styleFor(io.stderr, io.env);
-  const latest = turn?.fresh === true ? undefined : await store.latestSegment();
-  if (turn === undefined && latest === undefined) {
+  const resuming = turn.input === undefined;
+  const latest = turn.fresh === true ? undefined : await store.latestSegment();
+  if (resuming && latest === undefined) {
     throw new CliError(
       "NO_CONVERSATION",
       `no conversation to resume in ${location}; start one with pod run <message>`,
@@ -170,22 +212,30 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     );
   }
 
-  const [{ aiSdkClient, AiSdkError }, { Worker, WorkerError }, { Pod, SUMMARY_PREFIX }, { PromptLoader }, model] =
-    await Promise.all([
-      import("@insomnia/ai-sdk"),
-      import("@insomnia/worker"),
-      import("@insomnia/pod"),
-      import("@insomnia/prompt-loader"),
-      languageModel(choice, key),
-    ]);
+  const [
+    { aiSdkClient, AiSdkError, DEFAULT_MAX_RETRIES },
+    { Worker, WorkerError },
+    { Pod, SUMMARY_PREFIX, callCost, priceOf, usageTotals },
+    { PromptLoader },
+    model,
+  ] = await Promise.all([
+    import("@insomnia/ai-sdk"),
+    import("@insomnia/worker"),
+    import("@insomnia/pod"),
+    import("@insomnia/prompt-loader"),
+    languageModel(choice, key),
+  ]);
   const interrupt = interruption(io);
   let pod: Pod | undefined;
   let mcp: RunMcpTools | undefined;
   try {
+    const reasoning = manifest.provider?.reasoning;
     const client = aiSdkClient(model, {
       maxOutputTokens: manifest.worker.max_tokens,
       temperature: manifest.worker.temperature,
-      abortSignal: interrupt.signal,
+      ...(reasoning === undefined
+        ? {}
+        : { reasoning: { effort: reasoning.effort, budgetTokens: reasoning.budget_tokens } }),
       // OpenAI's prompt_cache_key: one per pod segment, so a conversation's requests share a cache.
       cacheKey: () => (pod?.segmentId === undefined ? undefined : promptCacheKey(manifest, pod.segmentId)),
       onWarning: (warning) => writeWarning(io, style, { code: "PROVIDER_WARNING", message: warning.message }),
@@ -208,6 +258,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
         : await Pod.restore(store, latest, worker, {
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
+            provider: manifest.provider,
             onSegmentStart: (start) => frozenMcp.freezeFrom(start),
             ...(clock === undefined ? {} : { clock }),
           });
@@ -215,26 +266,37 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     const last = history.at(-1);
     // A compacted segment starts with its summary, a user message that is not waiting for an answer.
     const onlySummary = history.length === 1 && last?.role === "user" && last.content.startsWith(SUMMARY_PREFIX);
-    if (turn !== undefined && last?.role === "user" && !onlySummary) {
+    if (!resuming && last?.role === "user" && !onlySummary) {
       writeWarning(io, style, {
         code: "TURN_UNFINISHED",
         message: "the previous message got no answer yet (pod resume retries it); this one is added after it",
       });
     }
+    const live = liveOutput(io, style, {
+      model: choice.model,
+      reasoning: turn.reasoning,
+      maxAttempts: DEFAULT_MAX_RETRIES + 1,
+    });
     worker.addMessageListener((message) => {
-      for (const line of activityLines(message, style)) io.stderr.write(line);
+      const lines = activityLines(message, style);
+      if (lines.length > 0) live.beforeStderr();
+      for (const line of lines) io.stderr.write(line);
     });
 
     let result: TurnResult;
     try {
-      result = turn === undefined ? await pod.resume() : await pod.run(turn.input);
+      const perTurn = { signal: interrupt.signal, onEvent: live.onEvent };
+      result = resuming ? await pod.resume(perTurn) : await pod.run(turn.input!, perTurn);
     } catch (error) {
+      live.finish();
+      if (WorkerError.is(error) && error.code === "ABORTED") {
+        io.stderr.write(
+          `pod: interrupted: what was logged is kept${live.printed ? " (the answer so far, marked interrupted)" : ""}; pod resume continues, pod run <message> goes on after it\n`,
+        );
+        return EXIT_INTERRUPTED;
+      }
       const cause: unknown = WorkerError.is(error) ? error.cause : error;
       if (AiSdkError.is(cause)) {
-        if (cause.code === "ABORTED") {
-          io.stderr.write(`pod: interrupted: what was logged is kept; pod resume continues\n`);
-          return EXIT_INTERRUPTED;
-        }
         return fail(io, style, cause.code, `${cause.detail}; the conversation is kept: pod resume retries this turn`);
       }
       if (WorkerError.is(error) && error.code === "MAX_ITERATIONS") {
@@ -247,7 +309,8 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       }
       throw error;
     }
-    if (turn === undefined && result.iterations === 0) {
+    live.finish();
+    if (resuming && result.iterations === 0) {
       io.stderr.write(
         "pod: nothing to resume: the last turn finished (pod run <message> continues the conversation)\n",
       );
@@ -255,7 +318,11 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     }
     const final = forTerminal(io.stdout, result.final);
     io.stdout.write(final.endsWith("\n") || final === "" ? final : `${final}\n`);
-    io.stderr.write(`pod: ${usageLine(usageTotals(result.messages))}\n`);
+    const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
+    const calls = result.messages.flatMap((m) =>
+      m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : [],
+    );
+    io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     return 0;
   } finally {
     interrupt.stop();

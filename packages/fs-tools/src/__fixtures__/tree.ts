@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Scope, type ScopeConfig } from "@insomnia/scope";
-import { type Tool, ToolServer } from "@insomnia/worker";
+import { ToolServer } from "@insomnia/worker";
+import type { FsTool as Tool } from "../fs-tool.ts";
 import { fsTools, type FsToolsOptions } from "../fs-tools.ts";
 
 /** A temp directory with helpers to lay out files; `remove()` deletes it. */

@@ -1,0 +1,181 @@
+import { spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { startFakeProvider } from "@insomnia/ai-sdk/testing";
+import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
+import { CONTINUE_PROMPT } from "@insomnia/worker";
+import { afterEach, describe, expect, test } from "vitest";
+import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import type { PodRun } from "../__fixtures__/sandbox.ts";
+
+const { box } = useSandbox();
+
+let fake: FakeProvider | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+type Json = Record<string, unknown>;
+const messagesOf = (r: RecordedRequest | undefined): unknown => (r?.json as Json | undefined)?.messages;
+
+/** A promise opened by hand: the provider's pause. */
+function gate() {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+async function workspace(script: (request: RecordedRequest, index: number) => FakeReply) {
+  fake = await startFakeProvider(script);
+  await box.write(".insomnia/prompts/instruction.md", "You are the test pod.\n");
+  await box.write(
+    ".insomnia/pod.yaml",
+    [
+      "worker:",
+      '  instruction: "$workspace/instruction"',
+      "provider:",
+      "  kind: anthropic",
+      "  model: claude-sonnet-4-5",
+      `  base_url: ${fake.baseURL}`,
+      "",
+    ].join("\n"),
+  );
+  return { ...box.env, XDG_STATE_HOME: join(box.home, "state"), ANTHROPIC_API_KEY: "sk-ant-test" };
+}
+
+/**
+ * Runs the bin (or `command` through `script`, on a pseudo-terminal) and calls `onOutput` with
+ * everything printed so far on each chunk, so a test reacts to output, never to a timer.
+ */
+function spawnPod(
+  env: Record<string, string>,
+  args: string[],
+  onOutput: (stdout: string, kill: (signal: NodeJS.Signals) => void) => void = () => undefined,
+  terminal = false,
+): Promise<PodRun> {
+  return new Promise((resolve) => {
+    const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+    const child = terminal
+      ? spawn("script", ["-qfec", quoted, "/dev/null"], { cwd: box.ws, env: { PATH: process.env.PATH ?? "", ...env } })
+      : spawn(process.execPath, [BIN, ...args], { cwd: box.ws, env: { PATH: process.env.PATH ?? "", ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+      onOutput(stdout, (signal) => child.kill(signal));
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdin.end();
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("pod run, live", () => {
+  test("text_reaches_stdout_while_the_provider_is_paused_mid_answer", async () => {
+    const pause = gate();
+    const env = await workspace(() => ({ pieces: ["Hel", "lo there"], hold: pause.promise }));
+    // The provider sends "Hel" and waits; it goes on only once "Hel" is on stdout.
+    const run = await spawnPod(env, ["run", "hi"], (stdout) => {
+      if (stdout.includes("Hel")) pause.open();
+    });
+    expect([run.code, run.stdout]).toEqual([0, "Hello there\n"]);
+    // stderr is not a terminal: no status line.
+    expect(run.stderr).not.toContain("waiting for");
+  });
+
+  test("ctrl_c_mid_text_keeps_the_partial_answer_and_the_next_run_sends_its_message_after_it", async () => {
+    const env = await workspace((_request, index) =>
+      index === 0 ? { pieces: ["The answer ", "is 42"], hold: new Promise(() => undefined) } : { text: "ok" },
+    );
+    let sent = false;
+    const run = await spawnPod(env, ["run", "q"], (stdout, kill) => {
+      if (!sent && stdout.includes("The answer ")) {
+        sent = true;
+        kill("SIGINT");
+      }
+    });
+    expect(run.code).toBe(130);
+    expect(run.stdout).toBe("The answer \n");
+    expect(run.stderr).toMatch(/interrupted: what was logged is kept \(the answer so far, marked interrupted\)/);
+    const next = await runPod(["run", "next"], { cwd: box.ws, env });
+    expect([next.code, next.stdout]).toEqual([0, "ok\n"]);
+    expect(messagesOf(fake!.requests[1])).toEqual([
+      { role: "user", content: [{ type: "text", text: "q" }] },
+      { role: "assistant", content: [{ type: "text", text: "The answer " }] },
+      { role: "user", content: [{ type: "text", text: "next", cache_control: { type: "ephemeral" } }] },
+    ]);
+  });
+
+  test("resume_after_ctrl_c_asks_the_model_to_go_on_from_the_partial_answer", async () => {
+    const env = await workspace((_request, index) =>
+      index === 0 ? { pieces: ["Half", " more"], hold: new Promise(() => undefined) } : { text: " and the rest" },
+    );
+    let sent = false;
+    const run = await spawnPod(env, ["run", "q"], (stdout, kill) => {
+      if (!sent && stdout.includes("Half")) {
+        sent = true;
+        kill("SIGINT");
+      }
+    });
+    expect(run.code).toBe(130);
+    const resumed = await runPod(["resume"], { cwd: box.ws, env });
+    expect([resumed.code, resumed.stdout]).toEqual([0, " and the rest\n"]);
+    expect((messagesOf(fake!.requests[1]) as unknown[]).slice(1)).toEqual([
+      { role: "assistant", content: [{ type: "text", text: "Half" }] },
+      { role: "user", content: [{ type: "text", text: CONTINUE_PROMPT, cache_control: { type: "ephemeral" } }] },
+    ]);
+  });
+
+  test("on_a_terminal_a_status_line_waits_for_the_model_and_is_erased_when_text_starts", async () => {
+    const pause = gate();
+    const env = await workspace(() => ({ pieces: ["Hel", "lo"], hold: pause.promise }));
+    const run = await spawnPod(
+      env,
+      ["run", "hi"],
+      (output) => {
+        if (output.includes("Hel")) pause.open();
+      },
+      true,
+    );
+    expect(run.code).toBe(0);
+    const erase = "\r\u001b[2K";
+    expect(run.stdout).toContain(`${erase}waiting for claude-sonnet-4-5 0s`);
+    // Erased before the first text, and nothing redrawn after it.
+    const firstText = run.stdout.indexOf("Hel");
+    expect(run.stdout.slice(0, firstText).endsWith(erase)).toBe(true);
+    expect(run.stdout.slice(firstText)).not.toContain("waiting for");
+    expect(run.stdout.slice(firstText)).toContain("Hello");
+  });
+
+  test("an_image_goes_into_the_request_and_a_bad_one_is_a_usage_error_with_nothing_sent", async () => {
+    const env = await workspace(() => ({ text: "a picture" }));
+    await box.write("notes.txt", "not an image");
+    const bad = await runPod(["run", "--image", "notes.txt", "what is it?"], { cwd: box.ws, env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("INVALID_IMAGE");
+    expect(bad.stderr).toContain("not a png, jpeg, gif or webp");
+    expect(fake!.requests).toHaveLength(0);
+    const png = Buffer.from("89504e470d0a1a0a0000000d4948445200000001", "hex");
+    await writeFile(join(box.ws, "pixel.png"), png);
+    const good = await runPod(["run", "--image", "pixel.png", "what is it?"], { cwd: box.ws, env });
+    expect([good.code, good.stdout]).toEqual([0, "a picture\n"]);
+    expect(fake!.requests[0]!.body).toContain(
+      `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"${png.toString("base64")}"}`,
+    );
+  });
+
+  test("reasoning_is_printed_on_stderr_only_with_the_reasoning_flag", async () => {
+    const env = await workspace(() => ({ reasoning: { text: "Let me think.", signature: "sig" }, text: "Done." }));
+    const quiet = await runPod(["run", "hi"], { cwd: box.ws, env });
+    expect([quiet.code, quiet.stdout]).toEqual([0, "Done.\n"]);
+    expect(quiet.stderr).not.toContain("Let me think.");
+    const shown = await runPod(["run", "--reasoning", "again"], { cwd: box.ws, env });
+    expect([shown.code, shown.stdout]).toEqual([0, "Done.\n"]);
+    expect(shown.stderr).toContain("Let me think.\n");
+    // The first answer's thinking block went back with its signature.
+    expect(fake!.requests[1]!.body).toContain('{"type":"thinking","thinking":"Let me think.","signature":"sig"}');
+  });
+});

@@ -23,7 +23,7 @@ import {
 import { activityLines, usageLine, writeWarning } from "../run-report.ts";
 import { registerMcpTools } from "../mcp-tools.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
-import { forTerminal, hideSecret } from "../shown-text.ts";
+import { hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
@@ -316,8 +316,6 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       );
       return 0;
     }
-    const final = forTerminal(io.stdout, result.final);
-    io.stdout.write(final.endsWith("\n") || final === "" ? final : `${final}\n`);
     const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
     const calls = result.messages.flatMap((m) =>
       m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : [],

@@ -74,6 +74,12 @@ export const COMMAND_OPTIONS = {
     prompt: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
+  trust: {
+    cwd: { type: "string" },
+    list: { type: "boolean" },
+    revoke: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
 } as const satisfies Record<CommandName, Record<string, OptionSpec>>;
 
 /** Where the manifest comes from: the flags shared by `prompt` and `check`. */
@@ -152,6 +158,16 @@ export interface InitOptions {
   force: boolean;
 }
 
+/** Options of `pod trust`. */
+export interface TrustOptions {
+  /** The workspace, as typed (relative to the process cwd). */
+  cwd?: string;
+  /** List the trusted workspaces instead. */
+  list: boolean;
+  /** Remove the workspace's trust record instead. */
+  revoke: boolean;
+}
+
 /** What the command line asks for. */
 export type Invocation =
   | { command: "help"; topic?: CommandName }
@@ -161,7 +177,8 @@ export type Invocation =
   | { command: "init"; options: InitOptions }
   | { command: "run"; options: RunOptions }
   | { command: "resume"; options: ResumeOptions }
-  | { command: "log"; options: LogOptions };
+  | { command: "log"; options: LogOptions }
+  | { command: "trust"; options: TrustOptions };
 
 function isCommandName(value: string): value is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(value);
@@ -370,6 +387,22 @@ export function parseInvocation(argv: readonly string[]): Invocation {
         options: withDefined<LogOptions>(
           { overlays: values.overlay ?? [], json: values.json === true, list, prompt },
           { cwd: values.cwd, manifest: values.manifest, store: values.store, conversation: id },
+        ),
+      };
+    }
+    case "trust": {
+      const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.trust, hint);
+      if (values.help === true) return { command: "help", topic: first };
+      rejectPositionals(positionals, hint);
+      rejectEmptyPaths(values, hint);
+      if (values.list === true && values.revoke === true) {
+        throw new CliError("USAGE", `--list and --revoke cannot be combined (see '${hint}')`);
+      }
+      return {
+        command: "trust",
+        options: withDefined<TrustOptions>(
+          { list: values.list === true, revoke: values.revoke === true },
+          { cwd: values.cwd },
         ),
       };
     }

@@ -14,7 +14,7 @@ describe("help and version", () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toBe("");
     expect(run.stdout).toMatch(/^Usage: pod <command> \[flags\]\n/);
-    for (const command of ["prompt", "check", "init", "run", "resume", "log"])
+    for (const command of ["prompt", "check", "init", "run", "resume", "log", "trust"])
       expect(run.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
   });
 
@@ -26,6 +26,7 @@ describe("help and version", () => {
       run: ["--cwd", "--manifest", "--overlay", "--now", "--new", "--store", "--help"],
       resume: ["--cwd", "--manifest", "--overlay", "--now", "--store", "--help"],
       log: ["--cwd", "--manifest", "--overlay", "--store", "--json", "--help"],
+      trust: ["--cwd", "--list", "--revoke", "--help"],
     };
     for (const [command, expected] of Object.entries(flags)) {
       const run = await pod(command, "--help");

@@ -11,10 +11,10 @@ export type CliErrorCode =
   | "NO_API_KEY"
   /** `provider.api_key_file` cannot be read. */
   | "API_KEY_UNREADABLE"
-  /** The workspace's own manifest points `provider.base_url` at another server, where the key would go (nothing is sent). */
-  | "UNTRUSTED_BASE_URL"
-  /** The workspace's own manifest names an API key file outside the workspace (nothing is read or sent). */
-  | "UNTRUSTED_KEY_FILE"
+  /** An untrusted workspace layer widens what the pod can do, e.g. a key file outside the workspace (nothing is read or sent). */
+  | "UNTRUSTED_WORKSPACE"
+  /** `pod trust` in a directory without a workspace layer to trust. */
+  | "NO_WORKSPACE_LAYER"
   /** `pod resume` or `pod log` with no conversation in the store. */
   | "NO_CONVERSATION"
   /** `pod log <id>` or `--conversation <id>` naming no conversation of the pod. */
@@ -27,8 +27,8 @@ const USER_CODES: ReadonlySet<CliErrorCode> = new Set([
   "NO_PROVIDER",
   "NO_API_KEY",
   "API_KEY_UNREADABLE",
-  "UNTRUSTED_BASE_URL",
-  "UNTRUSTED_KEY_FILE",
+  "UNTRUSTED_WORKSPACE",
+  "NO_WORKSPACE_LAYER",
   "NO_CONVERSATION",
   "UNKNOWN_CONVERSATION",
 ]);

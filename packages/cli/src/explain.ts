@@ -50,6 +50,8 @@ export interface Explanation {
   cwd: string;
   instruction: string;
   manifestFiles: string[];
+  /** The workspace root, its manifest in use (null: none) and whether that manifest is trusted. */
+  workspace: { root: string; manifest: string | null; trusted: boolean };
   now: string;
   tools: string[];
   /** Each MCP server, its state and the tools it offers (empty when the manifest has none). */
@@ -69,6 +71,7 @@ export interface ExplainInput {
   cwd: string;
   instruction: string;
   manifestFiles: readonly string[];
+  workspace: { root: string; manifest: string | null; trusted: boolean };
   now: Date;
   /** The MCP servers started to learn their tools. */
   mcpServers?: readonly {
@@ -124,6 +127,7 @@ export async function buildExplanation(
     cwd: input.cwd,
     instruction: input.instruction,
     manifestFiles: [...input.manifestFiles],
+    workspace: { ...input.workspace },
     now: rfc3339(input.now),
     tools: [...result.tools],
     mcpServers: (input.mcpServers ?? []).map((server) => ({
@@ -220,6 +224,10 @@ export function formatExplanation(e: Explanation, style: Style): string {
   lines.push(`System prompt of a pod in ${e.cwd}`);
   lines.push(`  instruction  ${e.instruction}`);
   lines.push(`  manifest     ${e.manifestFiles.length === 0 ? "(none, defaults)" : e.manifestFiles.join(", ")}`);
+  const trusted = e.workspace.trusted ? "trusted" : "not trusted (pod trust trusts it)";
+  lines.push(
+    `  workspace    ${e.workspace.root}${e.workspace.manifest === null ? ", no workspace manifest" : `, ${e.workspace.manifest} ${trusted}`}`,
+  );
   lines.push(`  now          ${e.now}`);
   lines.push(`  tools        ${e.tools.length === 0 ? "(none)" : e.tools.join(", ")}`);
   lines.push("");

@@ -11,6 +11,7 @@ Commands:
   run      send a message to the pod's model; a second run continues the conversation
   resume   continue an interrupted turn (after a provider error or Ctrl-C)
   log      show the conversation with each turn's token and cache figures
+  trust    trust this workspace's .insomnia/pod.yaml (as it is now) to widen what the pod may do
 
 Flags:
   -h, --help      show help (also: pod <command> --help, pod help <command>)
@@ -21,8 +22,10 @@ Colour only on a terminal; NO_COLOR set to a non-empty value turns it off (an em
 does not: no-color.org), FORCE_COLOR (not 0 or false) turns it on.
 `;
 
-const MANIFEST_FLAGS = `  --cwd DIR          directory the pod starts in (default: the current directory)
-  --manifest FILE    use FILE instead of <cwd>/.insomnia/pod.yaml
+const MANIFEST_FLAGS = `  --cwd DIR          directory the pod starts in (default: the current directory);
+                     .insomnia/ is looked for there and above it, up to the repository
+                     root or below home; the directory holding it is the workspace
+  --manifest FILE    use FILE instead of the workspace's .insomnia/pod.yaml
   --overlay EXPR     apply a manifest overlay, e.g. --overlay 'worker.instruction = "$user/foo"'
                      (repeatable; later overlays win)`;
 
@@ -67,9 +70,14 @@ skills, without rendering. Prints "ok: <instruction>, N source files[, M skills]
 clean; otherwise every problem found as "file:line:col: CODE: message" on stderr, and
 exits 1. A broken SKILL.md is a warning with its position (the pod leaves it out).
 
+Also prints the workspace, the manifest in use, whether it is trusted and what
+trusting it would grant. An untrusted manifest that widens what the pod may do is an
+UNTRUSTED_WORKSPACE error at each such value (see pod trust).
+
 Flags:
 ${MANIFEST_FLAGS}
-  --json             print { ok, problems: [{ file, line, column, code, cause, message, severity }] } on stdout
+  --json             print { ok, problems: [{ file, line, column, code, cause, message, severity }],
+                     workspace: { root, manifest, trusted, grants: [{ key, grants, file, line, column }] } }
   -h, --help         show this help
 `,
   init: `Usage: pod init [flags]
@@ -133,6 +141,27 @@ ${STORE_FLAGS}
                      was sent; pod prompt prints what a new one would get)
   --json             print { store, conversation, segments, turns, usage } as one JSON
                      object (with --list: { store, conversations })
+  -h, --help         show this help
+`,
+  trust: `Usage: pod trust [flags]
+
+A checkout's .insomnia/pod.yaml may only narrow what a pod can do until you trust it.
+Untrusted, these are refused (UNTRUSTED_WORKSPACE) before anything is read, run or
+sent: pod.pwd outside the workspace, scope.allow targets outside it, a provider.base_url
+that is not this machine, a provider.api_key_file outside the workspace, mcp_servers,
+worker.run_command.network: true or a timeout_ms above the default.
+
+pod trust prints what the workspace's manifest grants and records the workspace's real
+path with the SHA-256 of the manifest's text in $XDG_CONFIG_HOME/insomnia/trust/
+(~/.config/insomnia/trust/). It asks nothing: running it is your decision, so read the
+manifest first. Editing the manifest makes the workspace untrusted again until you
+run pod trust again.
+
+Flags:
+  --cwd DIR          the workspace to trust (default: the current directory; .insomnia/ is
+                     looked for there and above it)
+  --list             list the trusted workspaces and whether each manifest is unchanged
+  --revoke           remove the workspace's trust record
   -h, --help         show this help
 `,
 };

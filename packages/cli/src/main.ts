@@ -40,6 +40,8 @@ async function dispatch(invocation: Invocation, io: CliIo): Promise<number> {
       return (await import("./commands/run.ts")).runResume(invocation.options, io);
     case "log":
       return (await import("./commands/log.ts")).runLog(invocation.options, io);
+    case "trust":
+      return (await import("./commands/trust.ts")).runTrust(invocation.options, io);
   }
 }
 
@@ -57,10 +59,21 @@ async function report(error: unknown, io: CliIo): Promise<number> {
   );
   if (classified.kind === "internal") {
     // inspect shows the stack and the cause chain, which a bug report needs.
-    const text = inspect(error, { depth: 6, colors: false });
+    const { redacted } = await import("./shown-text.ts");
+    const text = redacted(inspect(error, { depth: 6, colors: false }));
     io.stderr.write(`${text}\n${style.red("This is a bug in pod; please report it with the output above.")}\n`);
     return EXIT.internal;
   }
   io.stderr.write(`pod: ${formatProblemLine(classified.problem, style)}\n`);
+  // Every value an untrusted workspace may not set, so one look at the manifest shows them all.
+  for (const other of await untrustedSiblings(error)) io.stderr.write(`pod: ${formatProblemLine(other, style)}\n`);
   return classified.kind === "usage" ? EXIT.usage : EXIT.user;
+}
+
+/** The other UNTRUSTED_WORKSPACE problems of a refused manifest (the first is reported already). */
+async function untrustedSiblings(error: unknown): Promise<import("./problem.ts").Problem[]> {
+  const problems = (error as { code?: unknown; problems?: unknown }).problems;
+  if ((error as { code?: unknown }).code !== "UNTRUSTED_WORKSPACE" || !Array.isArray(problems)) return [];
+  const { problemFromUserError } = await import("./errors.ts");
+  return problems.slice(1).map((problem) => problemFromUserError(problem));
 }

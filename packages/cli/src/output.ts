@@ -1,3 +1,5 @@
+import { redacted, visibleControls } from "./shown-text.ts";
+
 /** A stream `pod` writes to: process.stdout/stderr, or a collector in tests. */
 export interface OutputStream {
   write(chunk: string): unknown;
@@ -78,11 +80,16 @@ export interface ProblemLine extends Location {
   severity?: "error" | "warning";
 }
 
-/** `location: CODE: [CAUSE] message` with the code in red; the location and cause parts are left out when unknown. */
+/**
+ * `location: CODE: [CAUSE] message` with the code in red; the location and cause parts are left
+ * out when unknown. Secrets are redacted and control characters (from a checkout's paths, a
+ * model's tool names) made visible: every message pod prints goes through here.
+ */
 export function formatProblemLine(problem: ProblemLine, style: Style): string {
+  const shown = (text: string) => visibleControls(redacted(text));
   const where = formatLocation(problem);
   const code = problem.severity === "warning" ? style.yellow(problem.code) : style.red(problem.code);
   const label = problem.severity === "warning" ? `${style.yellow("warning")}: ` : "";
-  const cause = problem.cause === undefined ? "" : `[${problem.cause}] `;
-  return `${where === undefined ? "" : `${where}: `}${label}${code}: ${cause}${problem.message}`;
+  const cause = problem.cause === undefined ? "" : `[${shown(problem.cause)}] `;
+  return `${where === undefined ? "" : `${shown(where)}: `}${label}${code}: ${cause}${shown(problem.message)}`;
 }

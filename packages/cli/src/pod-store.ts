@@ -3,13 +3,14 @@ import { isAbsolute, join, resolve } from "node:path";
 import type { PodManifest } from "@insomnia/manifest";
 import type { SegmentStore } from "@insomnia/pod";
 import { CliError } from "./cli-error.ts";
+import { redacted } from "./shown-text.ts";
 import type { CliIo } from "./io.ts";
 import { storeSpecKind } from "./store-spec.ts";
 
 /** Where a pod's log lives, as `pod run`, `resume` and `log` report it. */
 export interface PodStore {
   store: SegmentStore;
-  /** A directory, or a connection string without its password. */
+  /** A directory, or a connection string with its user-info and password parameters redacted. */
   location: string;
   /** Releases what the store holds open (a database pool); absent for a file store. */
   close?: () => Promise<void>;
@@ -88,7 +89,7 @@ async function openPostgresStore(spec: string, manifest: PodManifest, options: O
     import("@insomnia/segment-store-postgres"),
     import("@insomnia/pod"),
   ]);
-  const location = redactPassword(spec);
+  const location = redacted(spec);
   try {
     const store = await open(spec, podDirectoryName(manifest), options.reader === true ? { createSchema: false } : {});
     return { store, location, close: () => store.close() };
@@ -102,9 +103,4 @@ async function openPostgresStore(spec: string, manifest: PodManifest, options: O
     }
     throw error;
   }
-}
-
-/** A connection string as it may be shown: the password replaced by `***`. */
-export function redactPassword(spec: string): string {
-  return spec.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
 }

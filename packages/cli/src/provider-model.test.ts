@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadManifest } from "@insomnia/manifest";
+import { checkWorkspaceTrust, loadManifest, ManifestError } from "@insomnia/manifest";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { CliError } from "./cli-error.ts";
 import { apiKey, providerChoice } from "./provider-model.ts";
@@ -15,7 +15,10 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** providerChoice (and with `key`, apiKey) for a workspace layer and optionally a user layer and overlays: the code thrown, or "ok". */
+/**
+ * What `pod run` decides before it sends anything — the workspace trust check, providerChoice
+ * and (with `key`) apiKey — for a workspace layer and optionally a user layer and overlays: the code thrown, or "ok".
+ */
 async function decide(
   workspace: string,
   options: { user?: string; overlays?: string[]; key?: boolean } = {},
@@ -27,14 +30,15 @@ async function decide(
   await writeFile(join(cwd, ".insomnia", "pod.yaml"), workspace);
   if (options.user !== undefined) await writeFile(join(xdg, "insomnia", "pod.yaml"), options.user);
   const env = { HOME: join(root, "home"), XDG_CONFIG_HOME: xdg };
-  const { manifest, origins, files } = await loadManifest({ cwd, env, overlays: options.overlays ?? [] });
+  const { manifest, origins } = await loadManifest({ cwd, env, overlays: options.overlays ?? [] });
   try {
     const io = { env, cwd } as never;
-    const choice = providerChoice(manifest, origins, files, io);
+    checkWorkspaceTrust(manifest, { env });
+    const choice = providerChoice(manifest, origins, io);
     if (options.key === true) await apiKey(choice, origins, io);
     return "ok";
   } catch (error) {
-    if (CliError.is(error)) return error.code;
+    if (CliError.is(error) || ManifestError.is(error)) return error.code;
     throw error;
   }
 }
@@ -43,7 +47,7 @@ const provider = (kind: string, baseURL: string, extra = "") =>
   `provider:\n  kind: ${kind}\n  model: m\n  base_url: ${baseURL}\n${extra}`;
 
 describe("where the workspace may send the key", () => {
-  test("a_checkout_may_name_this_machine_or_the_providers_own_api", async () => {
+  test("an_untrusted_checkout_may_name_this_machine", async () => {
     for (const url of [
       "http://127.0.0.1:8080/v1",
       "http://127.1.2.3/v1",
@@ -54,12 +58,13 @@ describe("where the workspace may send the key", () => {
     ]) {
       expect([url, await decide(provider("anthropic", url))]).toEqual([url, "ok"]);
     }
-    expect(await decide(provider("anthropic", "https://api.anthropic.com/v1"))).toBe("ok");
-    expect(await decide(provider("openai", "https://api.openai.com/v1"))).toBe("ok");
   });
 
-  test("a_checkout_may_not_send_a_key_to_any_other_server", async () => {
+  test("an_untrusted_checkout_may_not_send_requests_to_any_other_server_keyed_or_not", async () => {
     for (const [kind, url] of [
+      ["anthropic", "https://api.anthropic.com/v1"],
+      ["openai", "https://api.openai.com/v1"],
+      ["openai-compatible", "https://llm.example.com/v1"],
       ["anthropic", "https://proxy.example.com/v1"],
       ["anthropic", "https://api.openai.com/v1"],
       ["openai", "https://api.anthropic.com/v1"],
@@ -71,21 +76,20 @@ describe("where the workspace may send the key", () => {
       ["anthropic", "http://user@evil.example/v1"],
       ["anthropic", "not a url"],
     ] as const) {
-      expect([kind, url, await decide(provider(kind, url))]).toEqual([kind, url, "UNTRUSTED_BASE_URL"]);
+      expect([kind, url, await decide(provider(kind, url))]).toEqual([kind, url, "UNTRUSTED_WORKSPACE"]);
     }
     // A key file goes along too.
     expect(await decide(provider("openai-compatible", "https://llm.example.com/v1", "  api_key_file: key.txt\n"))).toBe(
-      "UNTRUSTED_BASE_URL",
+      "UNTRUSTED_WORKSPACE",
     );
   });
 
-  test("the_users_layers_may_name_any_server_and_keyless_servers_need_no_trust", async () => {
+  test("the_users_layers_may_name_any_server", async () => {
     const remote = "https://proxy.example.com/v1";
     expect(await decide("worker:\n  max_turns: 4\n", { user: provider("anthropic", remote) })).toBe("ok");
     expect(
       await decide(provider("anthropic", "http://127.0.0.1/v1"), { overlays: [`provider.base_url = ${remote}`] }),
     ).toBe("ok");
-    expect(await decide(provider("openai-compatible", remote))).toBe("ok");
   });
 });
 
@@ -97,11 +101,11 @@ describe("which file the workspace may send as the key", () => {
     await writeFile(join(root, "ws", ".insomnia", "key.txt"), "sk-inside\n");
     await writeFile(join(root, "secret.txt"), "user:token@host\n");
     expect(await decide(keyFile("key.txt"), { key: true })).toBe("ok");
-    expect(await decide(keyFile("../../secret.txt"), { key: true })).toBe("UNTRUSTED_KEY_FILE");
-    expect(await decide(keyFile(join(root, "secret.txt")), { key: true })).toBe("UNTRUSTED_KEY_FILE");
+    expect(await decide(keyFile("../../secret.txt"), { key: true })).toBe("UNTRUSTED_WORKSPACE");
+    expect(await decide(keyFile(join(root, "secret.txt")), { key: true })).toBe("UNTRUSTED_WORKSPACE");
     // A committed symlink to one of the user's files is outside, whatever its path says.
     await symlink(join(root, "secret.txt"), join(root, "ws", ".insomnia", "link.txt"));
-    expect(await decide(keyFile("link.txt"), { key: true })).toBe("UNTRUSTED_KEY_FILE");
+    expect(await decide(keyFile("link.txt"), { key: true })).toBe("UNTRUSTED_WORKSPACE");
     // The user's own layer may name any file.
     expect(await decide("worker:\n  max_turns: 4\n", { user: keyFile(join(root, "secret.txt")), key: true })).toBe(
       "ok",

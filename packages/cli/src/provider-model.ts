@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
-import { type ManifestOrigins, PROJECT_MANIFEST_PATH, type PodManifest } from "@insomnia/manifest";
+import { didYouMeanSuffix, isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
+import { apiKeyFilePath, type ManifestOrigins, PROJECT_MANIFEST_PATH, type PodManifest, workspaceRootOf } from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./io.ts";
@@ -32,11 +32,11 @@ export interface ProviderChoice {
   model: string;
   baseURL?: string;
   apiKeyFile?: string;
-  /** Set when the workspace's own manifest named `apiKeyFile`: the file must really be inside this directory. */
+  /** Set when the workspace layer named `apiKeyFile`: the file must really be inside this directory (the workspace root). */
   keyFileWithin?: string;
 }
 
-/** Where each provider sends its requests without a base URL: a key may always go there. */
+/** Where each provider sends its requests without a base URL. */
 const DEFAULT_ORIGIN: Record<ProviderKind, string | undefined> = {
   anthropic: "https://api.anthropic.com",
   openai: "https://api.openai.com",
@@ -44,62 +44,11 @@ const DEFAULT_ORIGIN: Record<ProviderKind, string | undefined> = {
 };
 
 /**
- * A host on this machine: a key sent there does not leave it. Only names that need no DNS:
- * `localhost` (the hosts file's), 127.0.0.0/8 and ::1 (also as an IPv4-mapped address); a
- * name like `x.localhost` would be resolved by whatever DNS answers.
+ * Checks the manifest's provider block; no block or an unknown kind is a coded error (exit 1).
+ * Where requests and keys may go is the workspace trust check's (`checkWorkspaceTrust`, run
+ * before this): an untrusted checkout cannot set a non-loopback base URL or a key file outside it.
  */
-function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  return (
-    host === "localhost" ||
-    host === "localhost." ||
-    host === "::1" ||
-    /^127\.\d+\.\d+\.\d+$/.test(host) ||
-    /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host)
-  );
-}
-
-/** Whether the checkout's own `.insomnia/pod.yaml` set `key` (not the user's layers, `--manifest` or `--overlay`). */
-function setByWorkspace(origins: ManifestOrigins, key: string): boolean {
-  return origins[key]?.file === PROJECT_MANIFEST_PATH;
-}
-
-/**
- * A checkout's `.insomnia/pod.yaml` is not trusted (docs/security.md): it must not decide to
- * send the user's API key to another server. A `provider.base_url` set there is refused
- * when a key would go with the requests, unless it is on this machine (a local model
- * server or a test) or the provider's own API. The user layer, `--manifest FILE` and
- * `--overlay` are the user's own: their origins are named by absolute path or as overlays,
- * never as the workspace layer.
- */
-function checkKeyDestination(choice: ProviderChoice, origins: ManifestOrigins): void {
-  if (choice.baseURL === undefined || !setByWorkspace(origins, "provider.base_url")) return;
-  const keyFrom = choice.apiKeyFile !== undefined ? `the key in ${choice.apiKeyFile}` : KEY_VARIABLE[choice.kind];
-  if (keyFrom === undefined) return;
-  let url: URL | undefined;
-  try {
-    url = new URL(choice.baseURL);
-  } catch {
-    url = undefined;
-  }
-  if (url !== undefined && (isLoopback(url.hostname) || url.origin === DEFAULT_ORIGIN[choice.kind])) return;
-  throw new CliError(
-    "UNTRUSTED_BASE_URL",
-    `this workspace's manifest sends the model requests, with ${keyFrom}, to ${choice.baseURL}; a checkout does not choose where your key goes, so nothing was sent. If you trust that server, set provider.base_url in your user manifest (~/.config/insomnia/pod.yaml), or pass --overlay 'provider.base_url = ${choice.baseURL}' or --manifest ${PROJECT_MANIFEST_PATH}`,
-    at(origins, "provider.base_url"),
-  );
-}
-
-/**
- * Checks the manifest's provider block; no block or an unknown kind is a coded error (exit 1),
- * and so is a base URL from the checkout's own manifest that would take the key elsewhere.
- */
-export function providerChoice(
-  manifest: PodManifest,
-  origins: ManifestOrigins,
-  files: readonly string[],
-  io: CliIo,
-): ProviderChoice {
+export function providerChoice(manifest: PodManifest, origins: ManifestOrigins, io: CliIo): ProviderChoice {
   const provider = manifest.provider;
   if (provider === undefined) {
     throw new CliError(
@@ -117,33 +66,17 @@ export function providerChoice(
       at(origins, "provider.kind"),
     );
   }
-  let apiKeyFile: string | undefined;
-  if (provider.api_key_file !== undefined) {
-    const written = provider.api_key_file;
-    const origin = origins["provider.api_key_file"];
-    // Origins name a layer as errors do (relative to the workspace); `files` has its absolute path.
-    const layer = files.find(
-      (file) => origin !== undefined && (file === origin.file || file.endsWith(`/${origin.file}`)),
-    );
-    const home = io.env.HOME ?? "";
-    // ~/ is the user's home; a relative path is relative to the manifest file that set it.
-    apiKeyFile =
-      written === "~" || written.startsWith("~/")
-        ? join(home, written.slice(1))
-        : isAbsolute(written)
-          ? written
-          : resolve(layer === undefined ? manifest.pod.pwd : dirname(layer), written);
-  }
+  const apiKeyFile = apiKeyFilePath(manifest, { ...io.env });
+  const keyOrigin = origins["provider.api_key_file"];
   const choice: ProviderChoice = {
     kind,
     model: provider.model,
     ...(provider.base_url === undefined ? {} : { baseURL: provider.base_url }),
     ...(apiKeyFile === undefined ? {} : { apiKeyFile }),
-    ...(apiKeyFile !== undefined && setByWorkspace(origins, "provider.api_key_file")
-      ? { keyFileWithin: manifest.pod.pwd }
-      : {}),
+    // An untrusted layer's key file passed the trust check; it must still be inside when opened
+    // (a trusted layer's key file is what the user agreed to with pod trust).
+    ...(apiKeyFile !== undefined && keyOrigin?.trusted === false ? { keyFileWithin: workspaceRootOf(manifest) } : {}),
   };
-  checkKeyDestination(choice, origins);
   return choice;
 }
 
@@ -175,8 +108,8 @@ function readKeyFile(path: string, within: string | undefined, origins: Manifest
       const real = openedPath(fd) ?? realpathSync(path);
       if (!isSameOrInside(realpathSync(within), real)) {
         throw new CliError(
-          "UNTRUSTED_KEY_FILE",
-          `this workspace's manifest names ${path} (really ${real}), outside the workspace, as the API key file; a checkout does not choose which of your files is sent, so nothing was read or sent. Set provider.api_key_file in your user manifest (~/.config/insomnia/pod.yaml), or pass --overlay 'provider.api_key_file = ${path}' or --manifest ${PROJECT_MANIFEST_PATH}`,
+          "UNTRUSTED_WORKSPACE",
+          `provider.api_key_file reads the API key from ${real}, outside the workspace ${within}; a checkout does not choose which of your files is sent, so nothing was read or sent. Set provider.api_key_file in your user manifest or with --overlay`,
           where,
         );
       }

@@ -3,12 +3,14 @@ import type { Message } from "@insomnia/worker";
 import type { CliIo } from "./io.ts";
 import { withNextStep } from "./next-step.ts";
 import { formatProblemLine } from "./output.ts";
+import { redacted, visibleControls } from "./shown-text.ts";
 import type { Style } from "./output.ts";
 
 const MAX_SHOWN = 200;
 
+/** Model text on one line, secrets redacted and control characters visible (the model chose it). */
 function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
+  const line = visibleControls(redacted(text).replace(/\s+/g, " ").trim());
   return line.length > MAX_SHOWN ? `${line.slice(0, MAX_SHOWN)}…` : line;
 }
 
@@ -24,11 +26,11 @@ function json(value: unknown): string {
 export function activityLines(message: Message, style: Style): string[] {
   if (message.role === "assistant") {
     return (message.toolCalls ?? []).map(
-      (call) => `pod: ${style.bold("tool")} ${call.name} ${oneLine(json(call.input))}\n`,
+      (call) => `pod: ${style.bold("tool")} ${oneLine(call.name)} ${oneLine(json(call.input))}\n`,
     );
   }
   if (message.role === "tool" && message.isError === true) {
-    return [`pod: ${style.red("tool failed")} ${message.name}: ${oneLine(message.content)}\n`];
+    return [`pod: ${style.red("tool failed")} ${oneLine(message.name)}: ${oneLine(message.content)}\n`];
   }
   return [];
 }

@@ -14,7 +14,7 @@ export {
   WORKER_TOOL_NAMES,
 } from "./defaults.ts";
 export { loadManifest } from "./load-manifest.ts";
-export type { LoadedManifest, LoadManifestOptions } from "./load-manifest.ts";
+export type { LoadedManifest, LoadedWorkspace, LoadManifestOptions } from "./load-manifest.ts";
 export { ManifestError } from "./manifest-error.ts";
 export type { ManifestErrorCode, ManifestErrorOptions } from "./manifest-error.ts";
 export type { ManifestOrigin, ManifestOrigins } from "./manifest-origins.ts";
@@ -39,3 +39,32 @@ export { FORBIDDEN_KEYS, parseSafeYaml } from "./safe-yaml.ts";
 export type { NodePosition, PositionMap, SafeYamlResult } from "./safe-yaml.ts";
 export { lineColumn } from "./issue.ts";
 export type { Issue as SafeYamlIssue } from "./issue.ts";
+export { findWorkspace } from "./find-workspace.ts";
+export type { FindWorkspaceOptions, WorkspaceLocation } from "./find-workspace.ts";
+export type { ManifestLayerInfo, ManifestLayerKind } from "./manifest-origins.ts";
+export { manifestProvenance } from "./manifest-provenance.ts";
+export type { ManifestProvenance } from "./manifest-provenance.ts";
+export { userConfigDir, userHome } from "./manifest-paths.ts";
+export {
+  isLayerTrusted,
+  layerDigest,
+  listTrustRecords,
+  readTrustRecord,
+  realDirectory,
+  removeTrustRecord,
+  trustStoreDir,
+  writeTrustRecord,
+} from "./trust-store.ts";
+export type { TrustRecord } from "./trust-store.ts";
+export {
+  apiKeyFilePath,
+  checkWorkspaceTrust,
+  findWidenings,
+  isLoopbackHost,
+  realPathOf,
+  untrustedWidenings,
+  untrustedWorkspaceError,
+  WIDENING_RULES,
+  workspaceRootOf,
+} from "./workspace-trust.ts";
+export type { ManifestWidening, WideningContext, WideningRule, WorkspaceTrustOptions } from "./workspace-trust.ts";

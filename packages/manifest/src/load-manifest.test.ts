@@ -223,36 +223,36 @@ describe("loadManifest origins", () => {
   test("origin_of_instruction_from_the_project_layer_points_at_the_value", async () => {
     await put(join(cwd, ".insomnia", "pod.yaml"), 'worker:\n  instruction: "$foo/x"\n  max_turns: 3\n');
     const { origins } = await loadManifest({ cwd, env: env() });
-    expect(origins["worker.instruction"]).toEqual({ file: ".insomnia/pod.yaml", line: 2, column: 16 });
-    expect(origins["worker.max_turns"]).toEqual({ file: ".insomnia/pod.yaml", line: 3, column: 14 });
+    expect(origins["worker.instruction"]).toMatchObject({ file: ".insomnia/pod.yaml", line: 2, column: 16 });
+    expect(origins["worker.max_turns"]).toMatchObject({ file: ".insomnia/pod.yaml", line: 3, column: 14 });
   });
 
   test("origin_of_instruction_from_the_user_layer_is_the_absolute_path", async () => {
     const user = await put(join(xdg, "insomnia", "pod.yaml"), "# mine\nworker:\n    instruction: $user/main\n");
     await put(join(cwd, ".insomnia", "pod.yaml"), "worker:\n  max_turns: 4\n");
     const { origins } = await loadManifest({ cwd, env: env() });
-    expect(origins["worker.instruction"]).toEqual({ file: user, line: 3, column: 18 });
-    expect(origins["worker.max_turns"]).toEqual({ file: ".insomnia/pod.yaml", line: 2, column: 14 });
+    expect(origins["worker.instruction"]).toMatchObject({ file: user, line: 3, column: 18 });
+    expect(origins["worker.max_turns"]).toMatchObject({ file: ".insomnia/pod.yaml", line: 2, column: 14 });
   });
 
   test("origin_of_instruction_set_by_an_overlay_wins_over_the_files", async () => {
     await put(join(xdg, "insomnia", "pod.yaml"), "worker:\n  instruction: $user/a\n");
     await put(join(cwd, ".insomnia", "pod.yaml"), "worker:\n  instruction: $workspace/b\n");
     const one = await loadManifest({ cwd, env: env(), overlays: ['worker.instruction = "$user/x.md"'] });
-    expect(one.origins["worker.instruction"]).toEqual({ file: "--overlay", line: 1, column: 22 });
+    expect(one.origins["worker.instruction"]).toMatchObject({ file: "--overlay", line: 1, column: 22 });
     const two = await loadManifest({
       cwd,
       env: env(),
       overlays: ["worker.max_turns = 2", "worker = {instruction: $user/c}"],
     });
-    expect(two.origins["worker.instruction"]).toEqual({ file: "<overlay 2>", line: 1, column: 24 });
-    expect(two.origins["worker.max_turns"]).toEqual({ file: "<overlay 1>", line: 1, column: 20 });
+    expect(two.origins["worker.instruction"]).toMatchObject({ file: "<overlay 2>", line: 1, column: 24 });
+    expect(two.origins["worker.max_turns"]).toMatchObject({ file: "<overlay 1>", line: 1, column: 20 });
   });
 
   test("explicit_manifest_file_origin_is_named_as_given", async () => {
     await put(join(cwd, "alt.yaml"), "worker:\n  instruction: $workspace/alt\n");
     const { origins } = await loadManifest({ cwd, env: env(), manifestFile: "alt.yaml" });
-    expect(origins["worker.instruction"]).toEqual({ file: "alt.yaml", line: 2, column: 16 });
+    expect(origins["worker.instruction"]).toMatchObject({ file: "alt.yaml", line: 2, column: 16 });
   });
 
   test("defaulted_keys_have_no_origin", async () => {
@@ -279,10 +279,10 @@ describe("loadManifest origins", () => {
       overlays: ["scope.allow = [{target: /opt, permission: read}]"],
     });
     expect(manifest.scope.allow.map((rule) => rule.target)).toEqual(["/usr/share", ".", "/opt"]);
-    expect(origins["scope.allow[0].target"]).toEqual({ file: user, line: 3, column: 16 });
-    expect(origins["scope.allow[1].target"]).toEqual({ file: ".insomnia/pod.yaml", line: 3, column: 15 });
-    expect(origins["scope.allow[1].permission"]).toEqual({ file: ".insomnia/pod.yaml", line: 4, column: 19 });
-    expect(origins["scope.allow[2].target"]).toEqual({ file: "--overlay", line: 1, column: 25 });
+    expect(origins["scope.allow[0].target"]).toMatchObject({ file: user, line: 3, column: 16 });
+    expect(origins["scope.allow[1].target"]).toMatchObject({ file: ".insomnia/pod.yaml", line: 3, column: 15 });
+    expect(origins["scope.allow[1].permission"]).toMatchObject({ file: ".insomnia/pod.yaml", line: 4, column: 19 });
+    expect(origins["scope.allow[2].target"]).toMatchObject({ file: "--overlay", line: 1, column: 25 });
   });
 });
 

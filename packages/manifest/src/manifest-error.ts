@@ -16,7 +16,11 @@ export type ManifestErrorCode =
   | "INVALID_OVERLAY"
   | "READ_FAILED"
   | "NOT_A_MAPPING"
-  | "TOO_LARGE";
+  | "TOO_LARGE"
+  /** An untrusted workspace layer sets a value that widens what the pod can do (`pod trust`). */
+  | "UNTRUSTED_WORKSPACE"
+  /** No config directory (no HOME, no XDG_CONFIG_HOME) to keep trust records in. */
+  | "NO_CONFIG_DIR";
 
 /** Where and why a ManifestError happened; all fields optional. */
 export interface ManifestErrorOptions {

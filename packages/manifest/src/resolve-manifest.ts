@@ -29,6 +29,15 @@ export interface ResolveManifestOptions {
 
 /** Applies defaults (pwd, name, instruction, default allow rule), checks the result, deep-freezes it. */
 export function resolveManifest(partial: PartialManifest, options: ResolveManifestOptions): PodManifest {
+  return resolveManifestWith(partial, options, () => undefined);
+}
+
+/** resolveManifest that lets loadManifest attach its provenance before the manifest is frozen. */
+export function resolveManifestWith(
+  partial: PartialManifest,
+  options: ResolveManifestOptions,
+  beforeFreeze: (manifest: PodManifest) => void,
+): PodManifest {
   // No layer set anything: only defaults apply, and there is nothing to check (nor a reason to load the validator).
   const checked = isEmptyObject(partial)
     ? { value: {} as PartialManifest, issues: [] }
@@ -69,6 +78,7 @@ export function resolveManifest(partial: PartialManifest, options: ResolveManife
       ]),
     ),
   };
+  beforeFreeze(manifest);
   return deepFreeze(manifest);
 }
 

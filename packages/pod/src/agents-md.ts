@@ -1,4 +1,4 @@
-import { errorText } from "@insomnia/errors";
+import { errorText, isSameOrInside } from "@insomnia/errors";
 import { constants } from "node:fs";
 import { lstat, open, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -52,13 +52,14 @@ export function utf8Boundary(bytes: Uint8Array, limit: number): number {
 
 /**
  * Reads `<pwd>/AGENTS.md` under the rules of design.md: missing is silent; a real path
- * outside the readable scope, a non-regular file, or bytes that are not UTF-8 are omitted
- * with a warning; more than `maxBytes` is cut at a UTF-8 boundary with a visible notice.
+ * outside the workspace root (`options.root`, default `pwd`) or the readable scope, a
+ * non-regular file, or bytes that are not UTF-8 are omitted with a warning; more than
+ * `maxBytes` is cut at a UTF-8 boundary with a visible notice.
  */
 export async function readAgentsMd(
   pwd: string,
   scope: ReadableScope,
-  options: { maxBytes?: number } = {},
+  options: { maxBytes?: number; root?: string } = {},
 ): Promise<AgentsMdResult> {
   const maxBytes = options.maxBytes ?? AGENTS_MD_MAX_BYTES;
   const path = join(pwd, AGENTS_MD_FILE);
@@ -77,17 +78,22 @@ export async function readAgentsMd(
     return absent([unreadable(path, `cannot resolve its real path (${errorText(error)})`)], path);
   }
 
-  // Checked on the real path: a symlinked AGENTS.md must not pull in ~/.ssh/id_rsa.
-  if (!scope.isReadable(real)) {
+  // Checked on the real path, against the workspace root where the pod runs (not a scope the
+  // checkout wrote): a symlinked AGENTS.md must not pull in ~/.ssh/id_rsa.
+  const root = await realpath(options.root ?? pwd).catch(() => options.root ?? pwd);
+  const insideWorkspace = isSameOrInside(root, real);
+  if (!insideWorkspace || !scope.isReadable(real)) {
     const inPlace = real === join(await realpath(pwd).catch(() => pwd), AGENTS_MD_FILE);
     return absent(
       [
         {
           code: "AGENTS_MD_OUTSIDE_SCOPE",
           // The file may be right there, in a directory the scope leaves out: then moving it is no answer.
-          message: inPlace
-            ? `${path} is outside the pod's readable scope (the scope leaves out the pod's own directory); it was left out of the system prompt. Allow reading ${pwd} (a scope.allow rule) to include it.`
-            : `${path} resolves to ${real}, which is outside the pod's readable scope; it was left out of the system prompt. Move the file into the pod's directory or allow reading its target.`,
+          message: !insideWorkspace
+            ? `${path} resolves to ${real}, which is outside the workspace ${root}; it was left out of the system prompt. Make AGENTS.md a file inside the workspace.`
+            : inPlace
+              ? `${path} is outside the pod's readable scope (the scope leaves out the pod's own directory); it was left out of the system prompt. Allow reading ${pwd} (a scope.allow rule) to include it.`
+              : `${path} resolves to ${real}, which is outside the pod's readable scope; it was left out of the system prompt. Move the file into the pod's directory or allow reading its target.`,
           file: real,
         },
       ],

@@ -1,5 +1,11 @@
 import { isSameOrInside } from "@insomnia/errors";
-import { DEFAULT_SKILLS_BUDGET, type PodManifest } from "@insomnia/manifest";
+import {
+  checkWorkspaceTrust,
+  DEFAULT_SKILLS_BUDGET,
+  type PodManifest,
+  realDirectory,
+  workspaceRootOf,
+} from "@insomnia/manifest";
 import { PromptLoader, PromptLoaderError } from "@insomnia/prompt-loader";
 import { Scope, ScopeError } from "@insomnia/scope";
 import { discoverSkills, LOAD_SKILL_TOOL, skillRoots } from "@insomnia/skills";
@@ -22,6 +28,11 @@ import type { Notifier, PodWarning } from "./pod-warning.ts";
 export interface PreparedSystemPrompt {
   /** The pod's absolute working directory (`manifest.pod.pwd`). */
   readonly cwd: string;
+  /**
+   * Real path of the workspace root every "inside the workspace" check uses (AGENTS.md,
+   * `$workspace` prompts, workspace skills): where the pod runs, never a value the checkout set.
+   */
+  readonly root: string;
   readonly scope: Scope;
   readonly template: SystemPromptTemplate;
   /** Where skills are looked for, highest first (computed, nothing read yet). */
@@ -36,6 +47,8 @@ export interface PrepareOptions {
   loader?: TemplateLoader | undefined;
   /** Environment for the default loader's `$user` root and the user skill roots (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /** Trust the manifest's workspace layer even where the user has not (see `PodDeps.trustWorkspace`). */
+  trustWorkspace?: boolean | undefined;
 }
 
 /** What goes into a render besides the parsed instruction. */
@@ -89,7 +102,10 @@ export async function prepareSystemPrompt(
   manifest: PodManifest,
   options: PrepareOptions = {},
 ): Promise<PreparedSystemPrompt> {
+  // Refused before anything is read: a checkout may narrow what the pod can do, never widen it.
+  checkWorkspaceTrust(manifest, { env: options.env ?? process.env, trusted: options.trustWorkspace });
   const cwd = manifest.pod.pwd;
+  const root = realDirectory(workspaceRootOf(manifest));
   const scope = buildScope(manifest);
   const loader = options.loader ?? PromptLoader.forPod({ cwd, env: options.env ?? process.env });
   let template: SystemPromptTemplate;
@@ -98,10 +114,11 @@ export async function prepareSystemPrompt(
   } catch (error) {
     throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction);
   }
-  checkWorkspaceSources(template.sources, scope);
+  checkWorkspaceSources(template.sources, root);
   const budget = manifest.skills?.budget ?? DEFAULT_SKILLS_BUDGET;
   return {
     cwd,
+    root,
     scope,
     template,
     skillRoots: skillRoots({ cwd, env: options.env ?? process.env }),
@@ -109,14 +126,17 @@ export async function prepareSystemPrompt(
   };
 }
 
-/** Reads the skills catalog of a prepared pod: its four roots, the workspace ones within its readable scope. */
+/**
+ * Reads the skills catalog of a prepared pod: its four roots, the workspace ones inside the
+ * workspace root and within the readable scope (a checkout's symlink must not pull in `~`).
+ */
 export function readSkillCatalog(prepared: PreparedSystemPrompt): SkillCatalog {
-  const scope = prepared.scope;
+  const { scope, root } = prepared;
   return discoverSkills({
     cwd: prepared.cwd,
     roots: prepared.skillRoots,
     // Skills ask about real paths (realpath, or the kernel's path of the open descriptor).
-    isReadable: (path) => scope.explain(path, { resolved: true }).permission !== "none",
+    isReadable: (path) => isSameOrInside(root, path) && scope.explain(path, { resolved: true }).permission !== "none",
   });
 }
 
@@ -131,7 +151,7 @@ export async function materialize(
   input: MaterializeInput,
 ): Promise<MaterializedPrompt> {
   const notifier = input.notifier ?? silentNotifier;
-  const agents = await readAgentsMd(prepared.cwd, prepared.scope);
+  const agents = await readAgentsMd(prepared.cwd, prepared.scope, { root: prepared.root });
   for (const warning of agents.warnings) notifier.warn(warning);
   const catalog = input.skills ?? readSkillCatalog(prepared);
   const skillWarnings = catalog.warnings.map(skillWarning);
@@ -243,10 +263,11 @@ export interface MaterializeSystemPromptOptions extends PrepareOptions, Omit<Mat
 
 /** What a pod in `manifest.pod.pwd` would send, without a running pod (the CLI's `pod prompt`). */
 export async function materializeSystemPrompt(options: MaterializeSystemPromptOptions): Promise<MaterializedPrompt> {
-  const { manifest, now, loader, env, notifier } = options;
+  const { manifest, now, loader, env, notifier, trustWorkspace } = options;
   const prepared = await prepareSystemPrompt(manifest, {
     ...(loader === undefined ? {} : { loader }),
     ...(env === undefined ? {} : { env }),
+    ...(trustWorkspace === undefined ? {} : { trustWorkspace }),
   });
   const made = await makePodTools(options.toolFactories ?? [], { scope: prepared.scope, pwd: prepared.cwd });
   const tools = [...(options.tools ?? []), ...made.map((tool) => tool.name)];
@@ -255,17 +276,17 @@ export async function materializeSystemPrompt(options: MaterializeSystemPromptOp
 
 /**
  * A repository controls `$workspace` (it can make `.insomnia/prompts` a symlink to anywhere),
- * so a `$workspace` file must lie inside the pod's directory or its readable scope — the
- * same rule as AGENTS.md: a repo must not be able to pull `~/.ssh/id_rsa` into a prompt.
+ * so a `$workspace` file's real path must lie inside the workspace root — the same rule as
+ * AGENTS.md: a repo must not be able to pull `~/.ssh/id_rsa` into a prompt, whatever its scope says.
  */
-function checkWorkspaceSources(sources: readonly TemplateSource[], scope: Scope): void {
+function checkWorkspaceSources(sources: readonly TemplateSource[], root: string): void {
   for (const source of sources) {
     if (!source.ref.startsWith("$workspace/")) continue;
-    if (isSameOrInside(scope.base, source.file) || scope.isReadable(source.file)) continue;
+    if (isSameOrInside(root, source.file)) continue;
     throw new PodError(
       "INVALID_SYSTEM_PROMPT_TEMPLATE",
-      `its file ${source.file} is outside the pod's directory ${scope.base} and its readable scope; ` +
-        "workspace prompts must live inside the pod (is .insomnia/prompts a symlink?) — move the file, or add its directory to scope.allow",
+      `its file ${source.file} is outside the workspace ${root}; ` +
+        "workspace prompts must live inside the workspace (is .insomnia/prompts a symlink?) — move the file, or make it a $user prompt",
       { ref: source.ref, file: source.file },
     );
   }

@@ -107,7 +107,7 @@ describe("Pod.fromManifest", () => {
     expect(ScopeError.is((error as PodError).cause)).toBe(true);
   });
 
-  test("workspace_prompts_symlinked_out_of_the_pod_and_its_scope_are_refused", async () => {
+  test("workspace_prompts_symlinked_out_of_the_workspace_are_refused_whatever_the_scope", async () => {
     const dir = await podDir();
     // A hostile repository makes .insomnia/prompts point at a private directory elsewhere.
     const privateDir = join(dir.outside, "notes");
@@ -120,16 +120,16 @@ describe("Pod.fromManifest", () => {
     expect(PodError.is(error) && error.code).toBe("INVALID_SYSTEM_PROMPT_TEMPLATE");
     expect((error as PodError).file).toBe(join(privateDir, "main.md"));
     expect((error as PodError).ref).toBe("$workspace/main");
-    expect((error as PodError).message).toContain("outside the pod's directory");
+    expect((error as PodError).message).toContain("outside the workspace");
     expect(await store.listSegments()).toEqual([]);
 
-    // The same files are fine once the pod's scope deliberately allows reading them.
+    // A scope that allows reading them does not change that: the checkout made the symlink.
     const allowed = {
       ...dir.manifest,
       scope: { allow: [...dir.manifest.scope.allow, { target: dir.outside, permission: "read" as const }], deny: [] },
     };
-    const pod = await Pod.fromManifest(allowed, { ...newWorker(), store, env: dir.env });
-    expect(pod.isMaterialized).toBe(false);
+    const again = await rejection(Pod.fromManifest(allowed, { ...newWorker(), store, env: dir.env }));
+    expect(PodError.is(again) && again.code).toBe("INVALID_SYSTEM_PROMPT_TEMPLATE");
   });
 
   test("template_is_not_materialised_before_first_run", async () => {

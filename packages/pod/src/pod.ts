@@ -67,6 +67,13 @@ export interface PodDeps {
   tools?: readonly PodToolFactory[] | undefined;
   /** Handed to the tool factories (`PodToolContext.signal`). */
   signal?: AbortSignal | undefined;
+  /**
+   * Trust the workspace layer of a manifest from `loadManifest` even if the user has not
+   * (`pod trust`). Without it, a widening value from an untrusted workspace layer (a `pod.pwd`
+   * or allow rule outside the workspace, a non-loopback `provider.base_url`, a key file outside
+   * the workspace) is refused with the manifest's `UNTRUSTED_WORKSPACE` before anything is read.
+   */
+  trustWorkspace?: boolean | undefined;
 }
 
 /** What {@link Pod.restore} needs besides the store, segment and worker. */
@@ -208,6 +215,7 @@ export class Pod {
     const prepared = await prepareSystemPrompt(manifest, {
       ...(deps.loader === undefined ? {} : { loader: deps.loader }),
       ...(deps.env === undefined ? {} : { env: deps.env }),
+      ...(deps.trustWorkspace === undefined ? {} : { trustWorkspace: deps.trustWorkspace }),
     });
     await registerPodTools(deps.worker, deps.tools, () => ({
       scope: prepared.scope,

@@ -63,7 +63,13 @@ describe("pod check", () => {
     await box.write(".insomnia/prompts/a.md", "A\n");
     await box.write("insomnia/prompts/b.md", "B\n", box.xdg);
     const run = await pod("check");
-    expect(run).toEqual({ code: 0, stdout: "ok: $workspace/main, 4 source files\n", stderr: "" });
+    expect(run).toEqual({
+      code: 0,
+      stdout:
+        "ok: $workspace/main, 4 source files\n" +
+        `workspace: ${box.ws}, manifest ${join(box.ws, ".insomnia/pod.yaml")}, not trusted; it grants nothing beyond the workspace\n`,
+      stderr: "",
+    });
   });
 
   test("defaults_check_with_no_insomnia_directory", async () => {
@@ -71,7 +77,11 @@ describe("pod check", () => {
     expect(run).toEqual({ code: 0, stdout: "ok: $insomnia/default, 1 source file\n", stderr: "" });
     const json = await pod("check", "--json");
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ ok: true, problems: [] });
+    expect(JSON.parse(json.stdout)).toEqual({
+      ok: true,
+      problems: [],
+      workspace: { root: box.ws, manifest: null, trusted: true, grants: [] },
+    });
   });
 
   test("every_manifest_issue_is_reported_not_just_the_first", async () => {

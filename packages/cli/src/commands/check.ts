@@ -1,16 +1,18 @@
 import { lstatSync } from "node:fs";
-import { resolve } from "node:path";
+import { relative, resolve } from "node:path";
 import {
+  findWidenings,
+  findWorkspace,
   loadManifest,
   ManifestError,
-  PROJECT_MANIFEST_PATH,
+  untrustedWorkspaceError,
   projectManifestPath,
   readManifestFile,
   userManifestPath,
   validateManifestLayer,
   validateOverlay,
 } from "@insomnia/manifest";
-import type { ManifestOrigins, PodManifest } from "@insomnia/manifest";
+import type { LoadedWorkspace, ManifestOrigins, ManifestWidening, PodManifest } from "@insomnia/manifest";
 import { PodError, prepareSystemPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
 import { PromptLoader } from "@insomnia/prompt-loader";
 import { SystemPromptTemplate } from "@insomnia/template";
@@ -20,6 +22,8 @@ import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { unknownProviderKind } from "../provider-kind.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
+import { redacted } from "../shown-text.ts";
+import { trustLines, type WorkspaceTrust } from "../trust-lines.ts";
 import type { Problem } from "../problem.ts";
 import { probeMcpServers } from "../mcp-tools.ts";
 import type { ProbedMcpServers } from "../mcp-tools.ts";
@@ -30,26 +34,34 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
   const problems: Problem[] = [];
   let summary: string | undefined;
+  let trust: WorkspaceTrust | undefined;
   let mcp: ProbedMcpServers | undefined;
 
   const loaded = await checkManifest(options, cwd, io, problems);
   if (loaded !== undefined) {
     const { manifest, origins } = loaded;
-    // pod run would refuse these; check says so first.
-    const unknownKind = unknownProviderKind(manifest, origins);
-    if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
-    problems.push(...missingScopeTargets(manifest, origins));
-    await checkSandbox(manifest, origins, io, problems);
-    const checked = await checkInstruction(manifest, origins, io, problems);
-    if (checked !== undefined) {
-      const { sources, skills } = checked;
-      summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
-      if (skills > 0) summary += `, ${skills} skill${skills === 1 ? "" : "s"}`;
+    const widenings = findWidenings(manifest, { env: { ...io.env } });
+    trust = workspaceTrust(loaded.workspace, widenings);
+    const refused = widenings.filter((widening) => widening.origin.trusted === false);
+    // An untrusted layer that widens is refused before anything is read or started: report each value, check nothing more.
+    for (const widening of refused) problems.push(problemFromUserError(untrustedWorkspaceError(widening)));
+    if (refused.length === 0) {
+      // pod run would refuse these; check says so first.
+      const unknownKind = unknownProviderKind(manifest, origins);
+      if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
+      problems.push(...missingScopeTargets(manifest, origins));
+      await checkSandbox(manifest, origins, io, problems);
+      const checked = await checkInstruction(manifest, origins, io, problems);
+      if (checked !== undefined) {
+        const { sources, skills } = checked;
+        summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
+        if (skills > 0) summary += `, ${skills} skill${skills === 1 ? "" : "s"}`;
+      }
+      // A pod starts its MCP servers to learn their tools: check does the same, bounded by their timeouts.
+      mcp = await probeMcpServers(manifest, io.env);
+      for (const warning of mcp.warnings)
+        problems.push({ code: warning.code, message: warning.message, severity: "warning" });
     }
-    // A pod starts its MCP servers to learn their tools: check does the same, bounded by their timeouts.
-    mcp = await probeMcpServers(manifest, io.env);
-    for (const warning of mcp.warnings)
-      problems.push({ code: warning.code, message: warning.message, severity: "warning" });
   }
   const serverLines = (mcp?.servers ?? []).map(
     (server) =>
@@ -72,6 +84,7 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
         message: p.message,
         severity: p.severity,
       })),
+      workspace: trust ?? null,
       // Present when the manifest declares MCP servers, so a check without any prints what it did before.
       ...(mcp === undefined || mcp.servers.length === 0
         ? {}
@@ -85,12 +98,14 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
             })),
           }),
     };
-    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    io.stdout.write(`${redacted(JSON.stringify(out, null, 2))}\n`);
   } else {
     const style = styleFor(io.stderr, io.env);
     for (const problem of problems) io.stderr.write(`${formatProblemLine(problem, style)}\n`);
     if (ok && summary !== undefined) io.stdout.write(`${summary}\n`);
     for (const line of serverLines) io.stdout.write(`${line}\n`);
+    // Failures (an untrusted widening value among them) are on stderr; a clean check says where it ran.
+    if (ok && trust !== undefined && trust.manifest !== null) io.stdout.write(trustLines(trust));
   }
   return ok ? 0 : 1;
 }
@@ -137,6 +152,21 @@ function missingScopeTargets(manifest: PodManifest, origins: ManifestOrigins): P
   return problems;
 }
 
+function workspaceTrust(workspace: LoadedWorkspace, widenings: readonly ManifestWidening[]): WorkspaceTrust {
+  return {
+    root: workspace.root,
+    manifest: workspace.layer ?? null,
+    trusted: workspace.trusted,
+    grants: widenings.map(({ key, grants, origin }) => ({
+      key,
+      grants,
+      file: origin.file,
+      line: origin.line,
+      column: origin.column,
+    })),
+  };
+}
+
 /**
  * When `worker.tools` names run_command: whether its sandbox works here; if not, a warning
  * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed).
@@ -161,7 +191,7 @@ async function checkManifest(
   cwd: string,
   io: CliIo,
   problems: Problem[],
-): Promise<{ manifest: PodManifest; origins: ManifestOrigins } | undefined> {
+): Promise<{ manifest: PodManifest; origins: ManifestOrigins; workspace: LoadedWorkspace } | undefined> {
   const loadOptions = manifestLoadOptions(options, cwd, io);
   try {
     return await loadManifest(loadOptions);
@@ -193,8 +223,10 @@ async function collectLayerIssues(
   const layers: { text: string | undefined; display: string }[] = [];
   const userPath = userManifestPath(env);
   layers.push({ text: await readIfPresent(userPath), display: userPath ?? "" });
-  const projectPath = manifestFile === undefined ? projectManifestPath(cwd) : resolve(cwd, manifestFile);
-  layers.push({ text: await readIfPresent(projectPath), display: manifestFile ?? PROJECT_MANIFEST_PATH });
+  // The workspace layer where loadManifest found it (in cwd or above), named as it names it.
+  const projectPath =
+    manifestFile === undefined ? projectManifestPath(findWorkspace(cwd, env).root) : resolve(cwd, manifestFile);
+  layers.push({ text: await readIfPresent(projectPath), display: manifestFile ?? relative(cwd, projectPath) });
 
   const problems: Problem[] = [];
   for (const layer of layers) {
@@ -222,7 +254,7 @@ async function checkInstruction(
   const env = { ...io.env };
   try {
     const prepared = await prepareSystemPrompt(manifest, { env });
-    const agents = await readAgentsMd(prepared.cwd, prepared.scope);
+    const agents = await readAgentsMd(prepared.cwd, prepared.scope, { root: prepared.root });
     for (const warning of agents.warnings) {
       problems.push({
         ...(warning.file === undefined ? {} : { file: warning.file }),

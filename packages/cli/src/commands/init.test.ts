@@ -17,7 +17,13 @@ describe("pod init", () => {
         "wrote .insomnia/pod.yaml\nwrote .insomnia/prompts/instruction.md\nNext: edit .insomnia/prompts/instruction.md, then run 'pod check' and 'pod prompt'.\n",
       stderr: "",
     });
-    expect(await pod("check")).toEqual({ code: 0, stdout: "ok: $workspace/instruction, 2 source files\n", stderr: "" });
+    expect(await pod("check")).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(
+        /^ok: \$workspace\/instruction, 2 source files\nworkspace: .*, not trusted; it grants nothing beyond the workspace\n$/,
+      ),
+      stderr: "",
+    });
     const after = await pod("prompt", "--now", NOW, "--tool", "read_file");
     expect([after.code, after.stderr]).toEqual([0, ""]);
     // The starter instruction is the builtin default plus a comment, so the prompt is unchanged.

@@ -11,6 +11,7 @@ import { openPodStore, type PodStore } from "../pod-store.ts";
 import { conversationListText, findConversation, listConversations } from "../conversations.ts";
 import { callJson, callLine, totalsJson } from "../ledger-view.ts";
 import { usageLine, writeWarning } from "../run-report.ts";
+import { forTerminal, redacted } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 interface SegmentView {
@@ -138,10 +139,12 @@ async function printLog(
       usage: totalsJson(total),
       pricesValidOn: PRICE_TABLE_DATE,
     };
-    io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+    io.stdout.write(`${redacted(JSON.stringify(data, null, 2))}\n`);
     return 0;
   }
   const out = styleFor(io.stdout, io.env);
+  // The model's and tools' text: secrets redacted, and on a terminal control characters shown (before our own colours).
+  const show = (text: string): string => forTerminal(io.stdout, redacted(text));
   const lines: string[] = [];
   for (const segment of segments) {
     lines.push(
@@ -149,10 +152,10 @@ async function printLog(
         `segment ${segment.id}, started ${segment.createdAt}${segment.previousSegment === undefined ? "" : `, continues ${segment.previousSegment}`}`,
       ),
     );
-    if (segment.summary !== undefined) lines.push(`  summary: ${segment.summary.replace(/\n/g, "\n    ")}`);
+    if (segment.summary !== undefined) lines.push(`  summary: ${show(segment.summary).replace(/\n/g, "\n    ")}`);
     for (const turn of turns.filter((t) => t.segment === segment.id)) {
       for (const message of turn.messages) {
-        lines.push(...messageLines(message));
+        lines.push(...messageLines(message).map(show));
         const call = callOf.get(message);
         if (call !== undefined) lines.push(`  ${out.yellow(callLine(call))}`);
       }

@@ -228,6 +228,8 @@ describe("MCP servers in pod run, prompt and check", () => {
       const pids = pidFile();
       const server = await serve([{ text: "must not be asked" }]);
       await workspace(server, []);
+      // No servers of the user's own (an empty `mcp_servers:` would be a null mapping); the checkout declares one.
+      await box.write("insomnia/pod.yaml", "", box.xdg);
       await box.write(".insomnia/pod.yaml", ["mcp_servers:", ...stdioServer("evil", pids), ""].join("\n"));
       const env = await workspaceEnv();
       for (const args of [["run", "hi"], ["prompt"], ["check"]]) {

@@ -379,6 +379,7 @@ describe("pod prompt --explain and --json", () => {
       "cwd",
       "instruction",
       "manifestFiles",
+      "workspace",
       "now",
       "tools",
       "mcpServers",
@@ -395,6 +396,7 @@ describe("pod prompt --explain and --json", () => {
     expect(json.cwd).toBe(box.ws);
     expect(json.instruction).toBe("$workspace/main");
     expect(json.manifestFiles).toEqual([join(box.ws, ".insomnia/pod.yaml")]);
+    expect(json.workspace).toEqual({ root: box.ws, manifest: join(box.ws, ".insomnia/pod.yaml"), trusted: false });
     expect(json.now).toBe(NOW);
     expect(json.tools).toEqual(["read_file", "write_file"]);
     expect(json.tokenizer).toBe("o200k_base");

@@ -1,5 +1,5 @@
 import { didYouMeanSuffix } from "@insomnia/errors";
-import { loadManifest, WORKER_TOOL_NAMES } from "@insomnia/manifest";
+import { checkWorkspaceTrust, loadManifest, WORKER_TOOL_NAMES } from "@insomnia/manifest";
 import { materializeSystemPrompt } from "@insomnia/pod";
 import type { PromptOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
@@ -7,12 +7,15 @@ import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import { probeMcpServers } from "../mcp-tools.ts";
+import { forTerminal } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** `pod prompt`: prints the system prompt a pod started in the directory would send, byte for byte. */
 export async function runPrompt(options: PromptOptions, io: CliIo): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
-  const { manifest, files, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  const { manifest, files, origins, workspace } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  // Before any MCP server starts or any prompt file is read: a checkout may narrow, never widen.
+  checkWorkspaceTrust(manifest, { env: { ...io.env } });
   const now = options.now ?? new Date();
   // --tool names what worker.tools may name (or an MCP server's tool, mcp__<server>__<tool>):
   // a pod could never have another tool.
@@ -62,7 +65,8 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
     io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
   }
   if (!options.explain && !options.json) {
-    io.stdout.write(result.prompt);
+    // Byte for byte on a pipe; on a terminal, a checkout's escape sequences are shown, not run.
+    io.stdout.write(forTerminal(io.stdout, result.prompt));
     return 0;
   }
 
@@ -75,6 +79,7 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
       cwd: manifest.pod.pwd,
       instruction: manifest.worker.instruction,
       manifestFiles: files,
+      workspace: { root: workspace.root, manifest: workspace.layer ?? null, trusted: workspace.trusted },
       now,
       mcpServers: mcp?.servers ?? [],
     },

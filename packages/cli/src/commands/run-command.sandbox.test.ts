@@ -123,8 +123,9 @@ describe("run_command through pod run", () => {
     );
     fake = server;
     providerPort = new URL(server.baseURL).port;
+    // In the user's own manifest: from an untrusted checkout, network: true is UNTRUSTED_WORKSPACE.
     await box.write(
-      ".insomnia/pod.yaml",
+      "insomnia/pod.yaml",
       [
         "worker:",
         "  tools: [run_command]",
@@ -135,6 +136,7 @@ describe("run_command through pod run", () => {
         `  base_url: ${server.baseURL}`,
         "",
       ].join("\n"),
+      box.xdg,
     );
     const env = { ...box.env, XDG_STATE_HOME: join(box.home, "state"), ANTHROPIC_API_KEY: API_KEY };
     const run = await runPod(["run", "work"], { cwd: box.ws, env });

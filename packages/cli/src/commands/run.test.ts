@@ -307,26 +307,26 @@ describe("where the key goes", () => {
     const run = await pod(env, "run", "hi");
     expect([run.code, run.stdout]).toEqual([1, ""]);
     expect(run.stderr).toMatch(
-      /^pod: \.insomnia\/pod\.yaml:6:13: UNTRUSTED_BASE_URL: this workspace's manifest sends the model requests, with ANTHROPIC_API_KEY, to http:\/\/0\.0\.0\.0:\d+\/v1; a checkout does not choose where your key goes, so nothing was sent\. If you trust that server, set provider\.base_url in your user manifest/,
+      /^pod: \.insomnia\/pod\.yaml:6:13: UNTRUSTED_WORKSPACE: provider\.base_url sends the model requests \(with your API key, if one is used\) and everything in them to 0\.0\.0\.0:\d+, which is not this machine; this workspace's manifest is not trusted, .*run 'pod trust'/,
     );
     expect(server.requests).toHaveLength(0);
-    // A key file named by the checkout is refused the same way.
-    const keyFile = await workspace({ ...server, baseURL: elsewhere(server) } as FakeProvider, {
-      kind: "openai-compatible",
-      extra: "  api_key_file: key.txt",
-    });
-    await box.write(".insomnia/key.txt", "local-key\n");
-    const withFile = await pod(keyFile, "run", "hi");
-    expect([withFile.code, withFile.stderr]).toEqual([
-      1,
-      expect.stringContaining(
-        "UNTRUSTED_BASE_URL: this workspace's manifest sends the model requests, with the key in ",
-      ),
-    ]);
+    // A key file named by the checkout is refused the same way, and so is a keyless server.
+    for (const extra of ["  api_key_file: key.txt", undefined]) {
+      const keyFile = await workspace({ ...server, baseURL: elsewhere(server) } as FakeProvider, {
+        kind: "openai-compatible",
+        ...(extra === undefined ? {} : { extra }),
+      });
+      await box.write(".insomnia/key.txt", "local-key\n");
+      const refused = await pod(keyFile, "run", "hi");
+      expect([refused.code, refused.stderr]).toEqual([
+        1,
+        expect.stringContaining("UNTRUSTED_WORKSPACE: provider.base_url sends the model requests"),
+      ]);
+    }
     expect(server.requests).toHaveLength(0);
   });
 
-  test("the_users_own_layers_may_point_anywhere_and_keyless_servers_need_no_trust", async () => {
+  test("the_users_own_layers_and_a_trusted_workspace_may_point_anywhere", async () => {
     const server = await serve(() => ({ text: "answered" }));
     const env = await workspace(server);
     const overlay = await pod(env, "run", "--overlay", `provider.base_url = ${elsewhere(server)}`, "hi");
@@ -343,10 +343,11 @@ describe("where the key goes", () => {
     expect([user.code, user.stdout, user.stderr]).toEqual([0, "answered\n", expect.any(String)]);
     expect(server.requests).toHaveLength(2);
 
-    // openai-compatible without a key sends no secret: the workspace may choose its server.
+    // A keyless server chosen by the checkout needs the user's trust, like a keyed one.
     const keyless = await workspace({ ...server, baseURL: elsewhere(server) } as FakeProvider, {
       kind: "openai-compatible",
     });
+    expect((await pod(keyless, "trust")).code).toBe(0);
     const local = await pod(keyless, "run", "--new", "hi");
     expect([local.code, local.stdout]).toEqual([0, "answered\n"]);
     expect(server.requests).toHaveLength(3);
@@ -488,7 +489,7 @@ describe("usage and the store", () => {
       await expect(readdir(join(env.XDG_STATE_HOME!, "insomnia"))).rejects.toMatchObject({ code: "ENOENT" });
       const log = await pod({ ...env, INSOMNIA_STORE: url }, "log", "--json");
       expect(log.code).toBe(0);
-      expect(JSON.parse(log.stdout).store).toBe(url.replace(":secret@", ":***@"));
+      expect(JSON.parse(log.stdout).store).toBe(url.replace("postgres:secret@", "***@"));
     } finally {
       await server.destroy();
     }

@@ -1,5 +1,5 @@
 import type { PodManifest } from "@insomnia/manifest";
-import { loadManifest } from "@insomnia/manifest";
+import { checkWorkspaceTrust, loadManifest } from "@insomnia/manifest";
 import type { Clock, Notifier, Pod } from "@insomnia/pod";
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -17,6 +17,7 @@ import { findConversation } from "../conversations.ts";
 import { activityLines, usageLine, writeWarning } from "../run-report.ts";
 import { registerMcpTools } from "../mcp-tools.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
+import { hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
@@ -153,9 +154,13 @@ type Turn = { input?: string | UserInput; fresh?: boolean; reasoning: boolean };
 
 async function session(options: SessionOptions, io: CliIo, turn: Turn): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
-  const { manifest, origins, files } = await loadManifest(manifestLoadOptions(options, cwd, io));
-  const choice = providerChoice(manifest, origins, files, io);
+  const { manifest, origins } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  // Before any file is read, any store opened or any byte sent: a checkout may narrow, never widen.
+  checkWorkspaceTrust(manifest, { env: { ...io.env } });
+  const choice = providerChoice(manifest, origins, io);
   const key = await apiKey(choice, origins, io);
+  // A provider that repeats the key in an error body must not get it printed.
+  hideSecret(key);
   const opened = await openPodStore(options.store, manifest, io);
   try {
     // One writer per pod: whether to continue the latest conversation is decided under its lock.

@@ -1,7 +1,13 @@
 import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { didYouMeanSuffix, isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
-import { apiKeyFilePath, type ManifestOrigins, PROJECT_MANIFEST_PATH, type PodManifest, workspaceRootOf } from "@insomnia/manifest";
+import {
+  apiKeyFilePath,
+  type ManifestOrigins,
+  PROJECT_MANIFEST_PATH,
+  type PodManifest,
+  workspaceRootOf,
+} from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./io.ts";

@@ -115,8 +115,10 @@ export async function loadManifest(options: LoadManifestOptions): Promise<Loaded
   });
 
   const frozen = Object.freeze(origins);
-  const manifest = resolveManifestWith(merge(...layers), { cwd: root, origins: { ...sections, ...frozen }, home: (options.env ?? process.env).HOME }, (m) =>
-    attachProvenance(m, { root, found, layers: Object.freeze([...infos]), origins: frozen }),
+  const manifest = resolveManifestWith(
+    merge(...layers),
+    { cwd: root, origins: { ...sections, ...frozen }, home: (options.env ?? process.env).HOME },
+    (m) => attachProvenance(m, { root, found, layers: Object.freeze([...infos]), origins: frozen }),
   );
   return { manifest, files, layers: infos, origins: frozen, workspace };
 }

@@ -171,6 +171,13 @@ describe("widening values", () => {
     ]);
     await layer("worker:\n  run_command:\n    network: false\n    timeout_ms: 1000\n");
     expect(findWidenings((await loadManifest({ cwd: ws, env })).manifest, { env })).toEqual([]);
+    // Turning run_command on widens; a subset of the default tools narrows.
+    await layer("worker:\n  tools: [read_file, run_command]\n");
+    expect(findWidenings((await loadManifest({ cwd: ws, env })).manifest, { env }).map((w) => w.key)).toEqual([
+      "worker.tools",
+    ]);
+    await layer("worker:\n  tools: [read_file, list_dir]\n");
+    expect(findWidenings((await loadManifest({ cwd: ws, env })).manifest, { env })).toEqual([]);
   });
 
   test("narrowing_values_and_loopback_urls_are_allowed", async () => {

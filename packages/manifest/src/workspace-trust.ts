@@ -53,6 +53,14 @@ export const WIDENING_RULES: readonly WideningRule[] = Object.freeze([
       `starts or connects to the MCP server ${key.slice(12)}, whose tools the model may call`,
   },
   {
+    // Tool subsets narrow; run_command is off by default, so naming it turns commands on.
+    key: /^worker\.tools$/,
+    grants: (value) =>
+      Array.isArray(value) && value.includes("run_command")
+        ? "lets the model run commands (run_command, in the sandbox)"
+        : undefined,
+  },
+  {
     key: /^worker\.run_command\.network$/,
     grants: (value) => (value === true ? "lets run_command's commands reach the network" : undefined),
   },

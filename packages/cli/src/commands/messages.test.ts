@@ -42,7 +42,9 @@ describe("run messages", () => {
     expect(run.code).toBe(1);
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines.at(-2)).toMatch(/^pod: MAX_TURNS: /);
-    expect(lines.at(-1)).toMatch(/^pod: 2 model calls, 20 input tokens \(0 cache read, 0%; 0 cache write\), 4 output tokens/);
+    expect(lines.at(-1)).toMatch(
+      /^pod: 2 model calls, 20 input tokens \(0 cache read, 0%; 0 cache write\), 4 output tokens/,
+    );
   });
 
   test("an_unanswered_turn_is_shown_as_such_not_as_zero_model_calls", async () => {

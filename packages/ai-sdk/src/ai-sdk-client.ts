@@ -24,7 +24,7 @@ import type { AiSdkLanguageModel } from "./language-model.ts";
 import { resolveModel } from "./language-model.ts";
 import { cacheStyleOf, modelPrompt, modelTools, providerKind } from "./model-messages.ts";
 import type { CacheStyle } from "./model-messages.ts";
-import { StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
+import { anApi, StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
 import { logSdkWarnings, quietSdkWarnings } from "./quiet-warnings.ts";
 import type { RetryDelay } from "./retry.ts";
 import { AttemptsFailed, DEFAULT_MAX_RETRIES, isAbortError, timerDelay, withRetries } from "./retry.ts";
@@ -248,7 +248,7 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
           const label = provider.split(".")[0] || provider;
           throw new AiSdkError(
             "MALFORMED_RESPONSE",
-            `${label} answered a streamed request with ${type}, not server-sent events; check the base URL points at a ${label} API`,
+            `${label} answered a streamed request with ${type}, not server-sent events; check the base URL points at ${anApi(label)}`,
             { provider, attempts: 1 },
           );
         }

@@ -50,7 +50,7 @@ export class StreamBrokeOff {
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** "an anthropic API", "an openai API", "a mistral API". */
-const anApi = (label: string): string => `${/^[aeiou]/i.test(label) ? "an" : "a"} ${label} API`;
+export const anApi = (label: string): string => `${/^[aeiou]/i.test(label) ? "an" : "a"} ${label} API`;
 
 // What Anthropic ("prompt is too long: 210000 tokens > 200000 maximum") and OpenAI
 // ("context_length_exceeded", "maximum context length is …") say when the request does not fit.

@@ -46,6 +46,8 @@ describe("pod check", () => {
       "scope:\n  allow:\n    - target: .\n      permission: write\n    - target: ~/notes\n      permission: read\n    - target: docs\n      permission: read\n",
     );
     await box.write("notes/n.md", "n\n", box.home);
+    // ~/notes lies outside the workspace: allowing it widens the scope, so the user trusts the layer first.
+    expect((await pod("trust")).code).toBe(0);
     const run = await pod("check");
     expect(run.code).toBe(0);
     expect(run.stderr).toBe(

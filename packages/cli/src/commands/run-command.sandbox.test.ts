@@ -76,6 +76,8 @@ describe("run_command through pod run", () => {
       ].join("\n"),
     );
     const env = { ...box.env, XDG_STATE_HOME: join(box.home, "state"), ANTHROPIC_API_KEY: API_KEY };
+    // Naming run_command widens what the pod may do: the user trusts this workspace first.
+    expect((await runPod(["trust"], { cwd: box.ws, env })).code).toBe(0);
     const run = await runPod(["run", "work"], { cwd: box.ws, env });
     expect([run.code, run.stdout]).toEqual([0, "done\n"]);
     // One request per model call: the command's curl never reached the provider.

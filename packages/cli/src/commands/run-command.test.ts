@@ -23,6 +23,8 @@ const HINT =
 describe("run_command where bubblewrap is missing", () => {
   test("pod_check_warns_sandbox_unavailable_at_worker_tools_and_exits_0", async () => {
     await box.write(".insomnia/pod.yaml", "worker:\n  tools: [read_file, run_command]\n");
+    // Naming run_command widens what the pod may do: the user trusts this workspace first.
+    expect((await runPod(["trust"], { cwd: box.ws, env: box.env })).code).toBe(0);
     const run = await runPod(["check"], { cwd: box.ws, env: { ...box.env, PATH: noBwrap } });
     expect(run.code).toBe(0);
     expect(run.stderr).toBe(
@@ -60,6 +62,7 @@ describe("run_command where bubblewrap is missing", () => {
       XDG_STATE_HOME: join(box.home, "state"),
       ANTHROPIC_API_KEY: "sk-ant-test",
     };
+    expect((await runPod(["trust"], { cwd: box.ws, env })).code).toBe(0);
     const run = await runPod(["run", "hello"], { cwd: box.ws, env });
     expect([run.code, run.stdout]).toEqual([0, "done\n"]);
     expect(run.stderr).toContain(

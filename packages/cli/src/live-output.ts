@@ -1,6 +1,7 @@
 import type { TurnEvent } from "@insomnia/worker";
 import type { CliIo } from "./io.ts";
 import type { Style } from "./output.ts";
+import { forTerminal } from "./shown-text.ts";
 import { StatusLine, secondsSince } from "./status-line.ts";
 
 /** How `pod run` shows a turn as it happens. */
@@ -59,14 +60,15 @@ export function liveOutput(
         case "text-delta":
           status.clear();
           endReasoning();
-          io.stdout.write(event.text);
+          // A model's escape sequences must not drive the user's terminal: shown visibly there, kept on a pipe.
+          io.stdout.write(forTerminal(io.stdout, event.text));
           printed = true;
           atLineStart = event.text.endsWith("\n");
           break;
         case "reasoning-delta":
           if (!options.reasoning) break;
           status.clear();
-          io.stderr.write(style.dim(event.text));
+          io.stderr.write(style.dim(forTerminal(io.stderr, event.text)));
           reasoningOpen = !event.text.endsWith("\n");
           break;
         default:

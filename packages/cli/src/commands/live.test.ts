@@ -150,6 +150,16 @@ describe("pod run, live", () => {
     expect(run.stdout.slice(firstText)).toContain("Hello");
   });
 
+  test("a_models_control_characters_are_shown_visibly_on_a_terminal_and_kept_on_a_pipe", async () => {
+    const env = await workspace(() => ({ pieces: ["red \u001b[31m", "text\u0007"] }));
+    const onTerminal = await spawnPod(env, ["run", "--new", "hi"], () => undefined, true);
+    expect(onTerminal.code).toBe(0);
+    expect(onTerminal.stdout).toContain("red \\x1b[31mtext\\x07");
+    expect(onTerminal.stdout).not.toContain("\u001b[31m");
+    const piped = await spawnPod(env, ["run", "--new", "hi"]);
+    expect([piped.code, piped.stdout]).toEqual([0, "red \u001b[31mtext\u0007\n"]);
+  });
+
   test("an_image_goes_into_the_request_and_a_bad_one_is_a_usage_error_with_nothing_sent", async () => {
     const env = await workspace(() => ({ text: "a picture" }));
     await box.write("notes.txt", "not an image");

@@ -1,10 +1,10 @@
 import { defineConfig } from "vitest/config";
+import { TEST_TIMEOUT_MS } from "../../test/support/property-runs.ts";
 
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts"],
-    // Generous: a timeout here only catches hangs; the suites run side by side on 2 cores in CI.
-    testTimeout: 300_000,
-    hookTimeout: 300_000,
+    testTimeout: TEST_TIMEOUT_MS,
+    hookTimeout: TEST_TIMEOUT_MS,
   },
 });

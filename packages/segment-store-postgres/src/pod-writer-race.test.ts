@@ -87,7 +87,7 @@ test("two_processes_starting_one_new_pod_100_rounds_one_conversation_every_time"
     await pool.end();
   }
   expect(problems).toEqual([]);
-});
+}, 120_000);
 
 // Each round commits about seven transactions, so the full 1,000 rounds run in the deep suite only.
 const restoreRounds = process.env.INSOMNIA_DEEP_TESTS === "1" ? 1000 : 150;
@@ -148,4 +148,4 @@ test("three_processes_restoring_one_crashed_pod_no_double_holder_no_lost_append"
   expect(problems).toEqual([]);
   expect(doubles).toBe(0);
   expect(acknowledged.length).toBeGreaterThanOrEqual(restoreRounds);
-});
+}, 120_000);

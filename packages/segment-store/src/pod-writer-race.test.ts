@@ -122,7 +122,7 @@ describe("one writer per pod, across processes", () => {
     const key = (record: SegmentRecord) => JSON.stringify(record);
     expect(records.slice(1).map(key).sort()).toEqual(acknowledged.map(key).sort());
     expect(acknowledged.length).toBeGreaterThanOrEqual(1000);
-  });
+  }, 120_000);
 
   it("two_processes_starting_one_new_pod_100_rounds_one_conversation_every_time", async () => {
     const racers = await children(2);
@@ -152,5 +152,5 @@ describe("one writer per pod, across processes", () => {
     }
     // The second either came after the first had finished (one conversation, both messages) or was refused.
     expect(problems).toEqual([]);
-  });
+  }, 120_000);
 });

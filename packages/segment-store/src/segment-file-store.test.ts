@@ -667,5 +667,5 @@ describe("FileSegmentStore crash recovery", () => {
     // The newline before the last line counts as corruption (issue 16, defect 1).
     expect(outcomes.corrupt).toBe(lastStart);
     expect(outcomes.prefix).toBe(data.length - lastStart);
-  });
+  }, 120_000);
 });

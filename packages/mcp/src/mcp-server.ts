@@ -2,8 +2,9 @@ import { errorText } from "@insomnia/errors";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolOutput } from "@insomnia/worker";
 import { McpError } from "./mcp-error.ts";
-import { resultText } from "./result-text.ts";
+import { resultOutput } from "./result-text.ts";
 import { DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS } from "./server-config.ts";
 import type { McpServerConfig } from "./server-config.ts";
 import { loadSdk } from "./sdk.ts";
@@ -175,7 +176,7 @@ export class McpServer {
    * Calls one of the server's tools (its own name) and returns the text the model sees.
    * Throws an McpError (an `isError` result for the model) when the call fails.
    */
-  async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<string> {
+  async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<string | ToolOutput> {
     if (isAborted(signal)) throw this.#aborted(tool, signal?.reason);
     let connection = this.#connection;
     if (connection === undefined) {
@@ -210,10 +211,11 @@ export class McpServer {
     if (content === undefined) {
       throw this.#failure(connection, tool, timeoutMs, new Error("the result has no content list"));
     }
-    const text = resultText(content, result.structuredContent, this.#context.maxResultBytes);
+    const output = resultOutput(content, result.structuredContent, this.#context.maxResultBytes);
+    const text = typeof output === "string" ? output : output.content;
     if (result.isError === true)
       throw new McpError("TOOL_FAILED", text === "" ? `${tool} failed` : text, { server: this.name });
-    return text;
+    return output;
   }
 
   /** Drops a connection after a failed call (the next call starts the server once more) and says why. */

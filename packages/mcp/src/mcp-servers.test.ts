@@ -94,10 +94,13 @@ describe("stdio servers", () => {
     ]);
   });
 
-  test("an_image_result_is_a_visible_note", async () => {
+  test("an_image_result_becomes_an_image_part_and_an_unsupported_one_a_visible_note", async () => {
     const set = servers([stdio("fx")]);
-    const text = await call(set, "mcp__fx__image");
-    expect(text).toMatch(/^a pixel:\n\[image \(image\/png, about \d+ bytes\) not shown/);
+    const output = (await call(set, "mcp__fx__image")) as unknown as { content: string; images: unknown[] };
+    expect(output.images).toEqual([
+      { mediaType: "image/png", data: Buffer.from("not really a png").toString("base64") },
+    ]);
+    expect(output.content).toMatch(/^a pixel:\n\[image \(image\/bmp, about \d+ bytes\) not shown: only png/);
   });
 
   test("a_10_mb_answer_is_capped_visibly", async () => {

@@ -1,4 +1,4 @@
-import type { Tool, ToolDefinition, ToolFactory } from "@insomnia/worker";
+import type { Tool, ToolDefinition, ToolFactory, ToolOutput } from "@insomnia/worker";
 import { McpError } from "./mcp-error.ts";
 import { McpServer } from "./mcp-server.ts";
 import type { McpServerState } from "./mcp-server.ts";
@@ -246,7 +246,7 @@ export class McpServers {
       name: definition.name,
       description: definition.description,
       inputSchema: definition.inputSchema,
-      async execute(input: unknown, options?: { signal?: AbortSignal | undefined }): Promise<string> {
+      async execute(input: unknown, options?: { signal?: AbortSignal | undefined }): Promise<string | ToolOutput> {
         const args = typeof input === "object" && input !== null && !Array.isArray(input) ? input : {};
         // A frozen tool is routed by its server's prefix even when the server did not list it at start.
         const server =

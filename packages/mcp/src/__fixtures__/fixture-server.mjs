@@ -56,6 +56,7 @@ export function fixtureServer({ variant = process.env.FIXTURE_VARIANT, onRaw } =
           content: [
             { type: "text", text: "a pixel:" },
             { type: "image", mimeType: "image/png", data: Buffer.from("not really a png").toString("base64") },
+            { type: "image", mimeType: "image/bmp", data: Buffer.from("a bitmap").toString("base64") },
           ],
         };
       case "fail":

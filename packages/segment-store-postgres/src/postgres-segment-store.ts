@@ -12,6 +12,7 @@ import {
   type SegmentStore,
   SegmentStoreError,
   type SegmentWarning,
+  SharedPodLock,
   type SegmentWriter,
   serializeSegmentRecord,
 } from "@insomnia/segment-store";
@@ -113,10 +114,10 @@ export class PostgresSegmentStore implements SegmentStore {
   readonly #writers = new Set<PostgresSegmentWriter>();
   #closed = false;
   /** The pod's writer lease as this instance holds it: shared by its writers and `lockPod()` callers. */
-  #hold:
-    | { acquired: Promise<{ lease: PodWriterLease; warnings: SegmentWarning[] }>; users: number; warned: boolean }
-    | undefined;
-  #released: Promise<void> = Promise.resolve();
+  readonly #podLock = new SharedPodLock(async () => {
+    const { lease, warnings } = await PodWriterLease.take(this.#ctx);
+    return { lock: lease, warnings };
+  });
 
   private constructor(ctx: StoreContext, ownsPool: boolean) {
     this.#ctx = ctx;
@@ -186,49 +187,17 @@ export class PostgresSegmentStore implements SegmentStore {
 
   async lockPod(): Promise<PodWriterLock> {
     this.#checkOpen();
-    const { warnings } = await this.#enter();
-    let released: Promise<void> | undefined;
-    return {
-      warnings,
-      release: () => {
-        released ??= this.#leave();
-        return released;
-      },
-    };
+    return this.#podLock.share();
   }
 
   /** Takes a share of the pod's writer lease (the first share takes the lease); its warnings go to the first taker. */
   async #enter(): Promise<{ lease: PodWriterLease; warnings: SegmentWarning[] }> {
-    if (this.#hold === undefined) {
-      this.#hold = { acquired: this.#released.then(() => PodWriterLease.take(this.#ctx)), users: 0, warned: false };
-    }
-    const hold = this.#hold;
-    hold.users += 1;
-    try {
-      const { lease, warnings } = await hold.acquired;
-      if (hold.warned) return { lease, warnings: [] };
-      hold.warned = true;
-      return { lease, warnings };
-    } catch (error) {
-      hold.users -= 1;
-      if (this.#hold === hold) this.#hold = undefined;
-      throw error;
-    }
+    const { lock, warnings } = await this.#podLock.enter();
+    return { lease: lock, warnings };
   }
 
-  /** Gives a share back; the last one gives the lease back. */
   #leave(): Promise<void> {
-    const hold = this.#hold;
-    if (hold === undefined) return Promise.resolve();
-    hold.users -= 1;
-    if (hold.users > 0) return Promise.resolve();
-    this.#hold = undefined;
-    const released = hold.acquired.then(
-      ({ lease }) => lease.release(),
-      () => undefined,
-    );
-    this.#released = released.catch(() => undefined);
-    return released;
+    return this.#podLock.leave();
   }
 
   async createSegment(start: SegmentStartRecord): Promise<SegmentWriter> {
@@ -505,13 +474,7 @@ export class PostgresSegmentStore implements SegmentStore {
     this.#closed = true;
     await Promise.all([...this.#writers].map((writer) => writer.close()));
     // Shares of `lockPod()` callers that never released: the lease goes back with the store.
-    const hold = this.#hold;
-    this.#hold = undefined;
-    await hold?.acquired.then(
-      ({ lease }) => lease.release(),
-      () => undefined,
-    );
-    await this.#released;
+    await this.#podLock.releaseAll();
     if (this.#ownsPool) await this.#ctx.pool.end();
   }
 

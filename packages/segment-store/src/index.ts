@@ -8,6 +8,8 @@ export type {
   SegmentWriter,
 } from "./segment-store.ts";
 export { isSegmentRecord } from "./segment-record.ts";
+export { SharedPodLock } from "./shared-pod-lock.ts";
+export type { TakenPodLock } from "./shared-pod-lock.ts";
 export type {
   SegmentMessageRecord,
   SegmentRecord,

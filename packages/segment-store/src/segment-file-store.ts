@@ -14,6 +14,7 @@ import {
   processGone,
 } from "./pod-writer-lock.ts";
 import { PRIVATE_FILE, privateFileMode } from "./private-files.ts";
+import { SharedPodLock } from "./shared-pod-lock.ts";
 import type { SegmentStartRecord } from "./segment-record.ts";
 import type {
   OpenSegmentOptions,
@@ -132,13 +133,6 @@ function counterAfter(names: readonly string[]): number {
   return max + 1;
 }
 
-/** The pod's writer lock as one store instance holds it: shared by its writers and `lockPod()` callers. */
-interface PodHold {
-  readonly acquired: Promise<{ lock: PodWriterFileLock; warnings: SegmentWarning[] }>;
-  users: number;
-  warned: boolean;
-}
-
 /**
  * The embedded segment store: one `<id>.jsonl` file per segment in `dir` (line format in
  * `segment-codec.ts`) and the pod's writer lock `pod.lock` (see `pod-writer-lock.ts`), held
@@ -152,8 +146,7 @@ interface PodHold {
 export class FileSegmentStore implements SegmentStore {
   /** Absolute directory holding the segment files. */
   readonly dir: string;
-  #hold: PodHold | undefined;
-  #released: Promise<void> = Promise.resolve();
+  readonly #podLock = new SharedPodLock(() => this.#acquire());
   /** The next segment counter, known while the pod lock is held (nobody else creates then). */
   #counter = 1;
   /** Segments this instance has a writer open on. */
@@ -174,50 +167,17 @@ export class FileSegmentStore implements SegmentStore {
     return join(this.dir, POD_LOCK_NAME);
   }
 
-  async lockPod(): Promise<PodWriterLock> {
-    const warnings = await this.#enter();
-    let released: Promise<void> | undefined;
-    return {
-      warnings,
-      release: () => {
-        released ??= this.#leave();
-        return released;
-      },
-    };
+  lockPod(): Promise<PodWriterLock> {
+    return this.#podLock.share();
   }
 
   /** Takes a share of the pod's writer lock (the first share takes the lock); its warnings go to the first taker. */
   async #enter(): Promise<SegmentWarning[]> {
-    if (this.#hold === undefined) {
-      this.#hold = { acquired: this.#released.then(() => this.#acquire()), users: 0, warned: false };
-    }
-    const hold = this.#hold;
-    hold.users += 1;
-    try {
-      const { warnings } = await hold.acquired;
-      if (hold.warned) return [];
-      hold.warned = true;
-      return warnings;
-    } catch (error) {
-      hold.users -= 1;
-      if (this.#hold === hold) this.#hold = undefined;
-      throw error;
-    }
+    return (await this.#podLock.enter()).warnings;
   }
 
-  /** Gives a share back; the last one releases the lock. */
   #leave(): Promise<void> {
-    const hold = this.#hold;
-    if (hold === undefined) return Promise.resolve();
-    hold.users -= 1;
-    if (hold.users > 0) return Promise.resolve();
-    this.#hold = undefined;
-    const released = hold.acquired.then(
-      ({ lock }) => lock.release(),
-      () => undefined,
-    );
-    this.#released = released.catch(() => undefined);
-    return released;
+    return this.#podLock.leave();
   }
 
   async #acquire(): Promise<{ lock: PodWriterFileLock; warnings: SegmentWarning[] }> {

@@ -28,6 +28,7 @@ import type { Problem } from "../problem.ts";
 import { probeMcpServers } from "../mcp-tools.ts";
 import type { ProbedMcpServers } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
+import { compactionProblems } from "../compaction-check.ts";
 
 /** `pod check`: loads the manifest and parses the instruction with every include; reports every problem. */
 export async function runCheck(options: CheckOptions, io: CliIo): Promise<number> {
@@ -51,6 +52,7 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
       if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
       problems.push(...missingScopeTargets(manifest, origins));
       await checkSandbox(manifest, origins, io, problems);
+      problems.push(...(await compactionProblems(manifest, origins, { ...io.env })));
       const checked = await checkInstruction(manifest, origins, io, problems);
       if (checked !== undefined) {
         const { sources, skills } = checked;

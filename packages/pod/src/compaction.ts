@@ -49,12 +49,14 @@ export interface CompactionReport extends CompactionMark {
   readonly message?: string | undefined;
 }
 
-/** Tokens a call's request and answer took: what the next request carries at least. */
+/**
+ * Tokens a call's request and answer took: what the next request carries at least. The input
+ * count is the whole input, its cache reads and writes included; a usage without it counts those.
+ */
 export function usedTokens(usage: LlmUsage | undefined): number | undefined {
   if (usage === undefined) return undefined;
-  return (
-    (usage.inputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + (usage.outputTokens ?? 0)
-  );
+  const input = usage.inputTokens ?? (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+  return input + (usage.outputTokens ?? 0);
 }
 
 /** The token count at which the pod compacts: `at × window`, or undefined without a known window. */

@@ -1,3 +1,4 @@
+import { errorText } from "@insomnia/errors";
 import type { ManifestProvider, PodManifest } from "@insomnia/manifest";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
@@ -582,8 +583,7 @@ export class Pod {
     if (this.#compactedForCall) {
       throw new PodError(
         "CONTEXT_OVERFLOW",
-        "the conversation no longer fits the model's context window, and it was already compacted for this call; continue in a new conversation (pod run --new), lower worker.compact_at, or set provider.context_window to the model's real window",
-        { cause: call.error },
+        `the conversation no longer fits the model's context window (${errorText(call.error)}), and it was already compacted for this call; continue in a new conversation (pod run --new), lower worker.compact_at, or set provider.context_window to the model's real window`,
       );
     }
     this.#compactedForCall = true;
@@ -592,7 +592,6 @@ export class Pod {
       throw new PodError(
         "CONTEXT_OVERFLOW",
         `the conversation no longer fits the model's context window and could not be compacted (${report.message ?? report.outcome}); nothing was lost: continue in a new conversation (pod run --new), or use a model with a larger window`,
-        { cause: call.error },
       );
     }
     return report.history;

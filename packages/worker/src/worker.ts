@@ -145,7 +145,9 @@ export class Worker {
   async callModel(request: LlmRequest, options: LlmCallOptions = {}): Promise<AssistantMessage> {
     let response: unknown;
     try {
-      response = await this.#client.complete(request, options);
+      // Always with a listener, as a turn's calls are: a client that streams only when asked
+      // must send this request the same way, byte for byte, or it cannot read their cache.
+      response = await this.#client.complete(request, { ...options, onEvent: options.onEvent ?? (() => undefined) });
     } catch (cause) {
       throw new WorkerError("CLIENT_FAILED", `the LLM client failed: ${errorText(cause)}`, { cause });
     }

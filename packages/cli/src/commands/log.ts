@@ -189,9 +189,13 @@ async function printLog(
         if (call !== undefined) lines.push(`  ${out.yellow(callLine(call))}`);
       }
       // A message that got no answer (a provider error, Ctrl-C) made no model call to count.
-      lines.push(
-        `  ${out.yellow(turn.usage.calls === 0 ? "no answer yet (pod resume retries it)" : `usage: ${usageLine(turn.usage)}`)}`,
-      );
+      // A message whose turn was compacted before its answer goes on in the next segment (kept there).
+      const continued = segment.compactions.find((c) => c.outcome === "applied")?.continuedIn;
+      const unanswered =
+        continued === undefined
+          ? "no answer yet (pod resume retries it)"
+          : `answered after the compaction, in segment ${continued}`;
+      lines.push(`  ${out.yellow(turn.usage.calls === 0 ? unanswered : `usage: ${usageLine(turn.usage)}`)}`);
     }
     for (const compaction of segment.compactions) {
       const call = callOf.get(compaction.message);

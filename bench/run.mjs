@@ -27,6 +27,7 @@ const BENCHES = [
   { file: "template-caps.mjs", needs: ["template", "prompt-loader"] },
   { file: "mcp.mjs", needs: ["mcp", "cli"] },
   { file: "live-turn.mjs", needs: ["ai-sdk", "worker", "cli"] },
+  { file: "compaction-cache.mjs", needs: ["ai-sdk", "pod", "cli"] },
 ];
 
 const KEPT_HEADING = "## Start-up and restore (issue 15)";

@@ -3,6 +3,8 @@
 import { describe, expect, test } from "vitest";
 // @ts-expect-error: a plain ES module of the bench, without type declarations.
 import { AnthropicPromptCache, blockText, cacheUsage, LOOKBACK_BLOCKS } from "../bench/anthropic-cache-model.mjs";
+// @ts-expect-error: a plain ES module of the bench, without type declarations.
+import { withoutToolsAndSystem } from "../bench/opencode-reference.mjs";
 
 type Block = Record<string, unknown>;
 type Body = Record<string, unknown>;
@@ -117,13 +119,15 @@ describe("anthropic cache model", () => {
   test("the summary request without tools and system prompt (OpenCode's) reads nothing of the conversation", () => {
     const tool = { name: "read_file", description: "Reads.", input_schema: { type: "object" } };
     const conversation = [user(text(100, "u")), assistant(text(20, "b"))];
-    const ours = request([...conversation, user(text(5, "i"))], { tools: [tool] });
-    const { tools, system: _system, ...opencode } = ours;
-    const [, withPrefix] = cacheUsage([request(conversation, { tools: [tool] }), ours], options);
-    const [, withoutPrefix] = cacheUsage([request(conversation, { tools: [tool] }), opencode], options);
+    const ours = request([...conversation, user(text(5, "i"))], { tools: [tool], tool_choice: { type: "auto" } });
+    const opencode = withoutToolsAndSystem(ours);
+    expect(Object.keys(opencode).sort()).toEqual(["messages", "model"]);
+    const before = request(conversation, { tools: [tool], tool_choice: { type: "auto" } });
+    const [, withPrefix] = cacheUsage([before, ours], options);
+    const [, withoutPrefix] = cacheUsage([before, opencode], options);
     expect(withPrefix).toEqual({
       input: 0,
-      cacheRead: blockText("tools", (tools as Block[])[0]).length + 1120,
+      cacheRead: blockText("tools", tool).length + 1120,
       cacheWrite: 5,
     });
     // Its own prefix is new: all of it is written again.

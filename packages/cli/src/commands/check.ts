@@ -52,7 +52,8 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
       if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
       problems.push(...missingScopeTargets(manifest, origins));
       await checkSandbox(manifest, origins, io, problems);
-      problems.push(...(await compactionProblems(manifest, origins, { ...io.env })));
+      // With a provider pod run would refuse, its window does not matter yet.
+      if (unknownKind === undefined) problems.push(...(await compactionProblems(manifest, origins, { ...io.env })));
       const checked = await checkInstruction(manifest, origins, io, problems);
       if (checked !== undefined) {
         const { sources, skills } = checked;

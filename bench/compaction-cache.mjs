@@ -169,15 +169,24 @@ async function conversation(log, dir) {
     NO_COLOR: "1",
   };
   const bin = distFile("cli", "bin.cjs");
+  const pod = (...args) =>
+    new Promise((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [bin, ...args],
+        { cwd: ws, env, maxBuffer: 256 * 1024 * 1024 },
+        (error, stdout, stderr) =>
+          error === null ? resolve(stdout) : reject(new Error(`pod ${args[0]}: ${stderr.trim() || error.message}`)),
+      ),
+    );
+  let ledger;
   try {
     for (let n = 1; n <= TURNS; n++) {
-      await new Promise((resolve, reject) =>
-        execFile(process.execPath, [bin, "run", userMessage(n)], { cwd: ws, env }, (error, _stdout, stderr) =>
-          error === null ? resolve() : reject(new Error(`pod run, turn ${n}: ${stderr.trim() || error.message}`)),
-        ),
-      );
+      await pod("run", userMessage(n));
       if (n % 20 === 0) log(`turn ${n}: ${server.requests.length} requests, ${compactions.length} compactions`);
     }
+    // The pod's own account of the conversation, every segment and summary call included.
+    ledger = JSON.parse(await pod("log", "--json")).usage;
   } finally {
     await server.close();
   }
@@ -185,7 +194,7 @@ async function conversation(log, dir) {
   // COMPACTION_CACHE_DUMP=<file>: the recorded bodies, send times and compaction indexes, to look into a figure.
   const dump = process.env.COMPACTION_CACHE_DUMP;
   if (dump !== undefined) await writeFile(dump, JSON.stringify({ bodies, sentAt, compactions }));
-  return { bodies, sentAt, compactions };
+  return { bodies, sentAt, compactions, ledger };
 }
 
 /** The three figures of the issue over a sequence of requests and the indexes of its compaction requests. */
@@ -217,7 +226,7 @@ export default async function run(log) {
   const { dir, cleanup } = await tempDir("compaction-cache");
   try {
     log(`${TURNS} turns through the built pod against the fake provider…`);
-    const { bodies, sentAt, compactions } = await conversation(log, dir);
+    const { bodies, sentAt, compactions, ledger } = await conversation(log, dir);
     const ours = figures(bodies, sentAt, compactions);
     const opencode = bodies.map((body, i) => (compactions.includes(i) ? withoutToolsAndSystem(body) : body));
     const reference = figures(opencode, sentAt, compactions);
@@ -279,6 +288,20 @@ export default async function run(log) {
         met: "—",
       },
       {
+        figure:
+          "(check) the pod's own ledger (`pod log --json`, every segment): model calls, input tokens, cache reads and writes",
+        ours: `${ledger.calls} calls, ${tokens(ledger.inputTokens)} input (${tokens(ledger.cacheReadTokens)} read, ${tokens(ledger.cacheWriteTokens)} written)`,
+        reference: `the cache model over the recorded requests: ${bodies.length} requests, ${tokens(ours.all.total)} (${tokens(ours.all.cacheRead)}, ${tokens(ours.all.cacheWrite)})`,
+        ratio: "—",
+        goal: "the same",
+        met: met(
+          ledger.calls === bodies.length &&
+            ledger.inputTokens === ours.all.total &&
+            ledger.cacheReadTokens === ours.all.cacheRead &&
+            ledger.cacheWriteTokens === ours.all.cacheWrite,
+        ),
+      },
+      {
         figure: `(context) the same conversation had the user paused ${PAUSE_MS / 60_000} minutes before each turn that compacts (the 5-minute cache expired): compaction requests read from the cache; whole conversation`,
         ours: `${pct(oursPaused.compactionRead)}; ${pct(oursPaused.read)}`,
         reference: `OpenCode-style: ${pct(referencePaused.compactionRead)}; ${pct(referencePaused.read)}`,
@@ -291,7 +314,7 @@ export default async function run(log) {
       rows,
       notes: [
         `The conversation: ${TURNS} \`pod run "Turn N: …"\` processes in one workspace (one conversation; \`node packages/cli/dist/bin.cjs\`, anthropic, \`${MODEL}\`, \`provider.context_window: ${CONTEXT_WINDOW}\`, \`worker.compact_at: ${COMPACT_AT}\`), the builtin instruction and the 4 file tools, against the local fake provider (\`startFakeProvider\` from \`@insomnia/ai-sdk/testing\`), which records every request body. Its script: most turns read one of ${FILES} source files (40–120 lines) with \`read_file\`, every third reads two at once, every seventh reads a second one after the first, every tenth lists \`src\` first; then a one-sentence answer. A request that ends with the compaction instruction (\`resources/prompts/compact.md\`) is answered with a summary under the instruction's headings (about 500 tokens).`,
-        "The usage figures the fake provider reports are the cache model's for the request (plus the answer's tokens as output), so the pod's threshold sees what Anthropic would report; the compactions happen where the pod's own threshold check puts them.",
+        "The usage figures the fake provider reports are the cache model's for the request (plus the answer's tokens as output), so the pod's threshold sees what Anthropic would report; the compactions happen where the pod's own threshold check puts them. The check row compares the pod's own ledger (`pod log --json` after the last turn, all segments and the summary calls) with the model's totals over the recorded requests: every call was logged and counted with the usage the provider reported.",
         "The cache model (`bench/anthropic-cache-model.mjs`, tested in `test/anthropic-cache-model.test.ts`) applies Anthropic's documented rules to the recorded bodies: the prefix in the order tools → system → messages up to a `cache_control` breakpoint (at most 4), read from the longest cached prefix that ends at a breakpoint or up to 20 blocks before it, written only when at least the model's minimum cacheable length (`minimumCacheablePrompt` of `@insomnia/pod`: 1,024 tokens for this model), entries living 5 minutes from their last use (the requests' real send times: the run takes about 2 minutes, so none expires), `cache_control` itself not part of the prefix. Tokens are estimated with o200k_base (`gpt-tokenizer`, as `pod prompt --explain` counts): text blocks by their text, tool calls by their name and input JSON, tool results by their text, tool definitions by their JSON. Claude's own tokenizer counts differently; the shares are what the figures are about.",
         "The reference is built from the recorded requests by OpenCode's rule (its summary call sends `tools: {}` and `system: []`, `session/compaction.ts`): each recorded compaction request with `tools`, `tool_choice` and `system` removed, its messages (the conversation and the instruction, with the same breakpoint on the last one) unchanged, every other request as recorded; the whole sequence is fed to a fresh cache model. OpenCode's other differences (its own summary prompt, pruning old tool outputs first) are left out, so the reference differs from ours only in what the issue names. The ratio column puts our share and the reference's side by side.",
         `The pause row feeds the same bodies with every request from each compaction on sent ${PAUSE_MS / 60_000} minutes later: the pod compacts before the first call of the turn after the one that crossed the threshold, so a user who comes back after the cache expired gets a compaction request that reads nothing, like the reference's. Tokens vary by a few between runs: the builtin instruction carries the date and time.`,

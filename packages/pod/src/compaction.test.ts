@@ -155,3 +155,44 @@ describe("Pod.compact", () => {
     expect(worker.getHistory()).toEqual([summaryMessage("mine")]);
   });
 });
+
+describe("the ledger and a compaction's summary call", () => {
+  const callOf = (messages: string[], sentAt = "2026-01-01T00:00:00.000Z") => ({
+    sentAt,
+    system: "s",
+    tools: "t",
+    messages,
+  });
+  test("the_summary_call_is_counted_and_the_next_call_is_judged_against_the_call_before_it", async () => {
+    const { conversationLedger, usageTotals } = await import("./ledger.ts");
+    const records = [
+      { type: "segment_start" },
+      { type: "message", message: user("one") },
+      {
+        type: "message",
+        message: { role: "assistant", content: "a1", usage: { inputTokens: 5000, cacheWriteTokens: 5000 } },
+        call: callOf(["h1"]),
+      },
+      {
+        type: "message",
+        version: 3,
+        message: {
+          role: "assistant",
+          content: "too long",
+          usage: { inputTokens: 5100, cacheReadTokens: 5000, cacheWriteTokens: 100 },
+        },
+        call: callOf(["h1", "h2", "instruction"]),
+        compaction: { reason: "threshold", outcome: "ineffective", instruction: "$insomnia/compact" },
+      },
+      { type: "message", message: user("two") },
+      {
+        type: "message",
+        message: { role: "assistant", content: "a2", usage: { inputTokens: 5200, cacheReadTokens: 5000 } },
+        call: callOf(["h1", "h2", "h3"]),
+      },
+    ];
+    const calls = conversationLedger([{ id: "seg-1", records }], { model: "claude-sonnet-4-5" });
+    expect(calls.map((c) => c.cacheBreak)).toEqual([{ cause: "first-request" }, undefined, undefined]);
+    expect(usageTotals(calls)).toMatchObject({ calls: 3, inputTokens: 15_300, cacheReadTokens: 10_000 });
+  });
+});

@@ -26,12 +26,15 @@ export interface CompactionSettings {
 
 /** The segment marker of the model call that wrote (or failed to write) a summary. */
 export interface CompactionMark {
+  /** Why it ran. */
   readonly reason: CompactionReason;
+  /** What came of it. */
   readonly outcome: CompactionOutcome;
   /** The instruction's prompt reference. */
   readonly instruction: string;
-  /** When the summary was judged: its estimated size in tokens with the prompt, tools and kept messages, and the threshold. */
+  /** When the summary was judged: the new segment's estimated size in tokens (prompt, tools, summary, kept messages). */
   readonly estimatedTokens?: number | undefined;
+  /** The threshold it was judged against (`compact_at` × window); absent when the window is not known. */
   readonly thresholdTokens?: number | undefined;
   /** True when the request was sent again with the oldest tool outputs replaced by a placeholder. */
   readonly toolOutputsLeftOut?: boolean | undefined;

@@ -221,6 +221,28 @@ async function loadCompactInstruction(loader: TemplateLoader, ref: string): Prom
   }
 }
 
+/** The compaction settings of `manifest`; reads `worker.compact_instruction` (INVALID_COMPACT_INSTRUCTION when it cannot). */
+async function compactionSettings(manifest: PodManifest, loader: TemplateLoader): Promise<CompactionSettings> {
+  const instructionRef = manifest.worker.compact_instruction ?? DEFAULT_COMPACT_INSTRUCTION;
+  let instruction: string;
+  try {
+    instruction = (await loadCompactInstruction(loader, instructionRef)).text;
+  } catch (cause) {
+    const detail = cause instanceof Error ? ((cause as { detail?: string }).detail ?? cause.message) : String(cause);
+    throw new PodError(
+      "INVALID_COMPACT_INSTRUCTION",
+      `worker.compact_instruction ${instructionRef} cannot be read: ${detail}; fix the reference or the file`,
+      { cause, ref: instructionRef, file: (cause as { file?: string }).file },
+    );
+  }
+  return {
+    window: contextWindowOf(manifest.provider),
+    at: manifest.worker.compact_at ?? DEFAULT_COMPACT_AT,
+    instructionRef,
+    instruction,
+  };
+}
+
 /** True for a compaction's summary-call record. */
 function isCompactionRecord(record: unknown): boolean {
   return typeof record === "object" && record !== null && (record as { compaction?: unknown }).compaction !== undefined;
@@ -295,6 +317,11 @@ export class Pod {
       ...(deps.env === undefined ? {} : { env: deps.env }),
       ...(deps.trustWorkspace === undefined ? {} : { trustWorkspace: deps.trustWorkspace }),
     });
+    // Read before the pod takes the worker, so a bad reference leaves the worker free.
+    const compaction = await compactionSettings(
+      manifest,
+      deps.loader ?? PromptLoader.forPod({ cwd: manifest.pod.pwd, env: deps.env ?? process.env }),
+    );
     await registerPodTools(deps.worker, deps.tools, () => ({
       scope: prepared.scope,
       pwd: prepared.cwd,
@@ -305,10 +332,7 @@ export class Pod {
     pod.#provider = manifest.provider;
     pod.#callClock = deps.callClock ?? systemClock;
     pod.#onCompaction = deps.onCompaction;
-    await pod.#useCompaction(
-      manifest,
-      deps.loader ?? PromptLoader.forPod({ cwd: manifest.pod.pwd, env: deps.env ?? process.env }),
-    );
+    pod.#useCompaction(compaction);
     return pod;
   }
 
@@ -378,6 +402,13 @@ export class Pod {
         );
       }
       const warnings = await checkSources(start.sources, deps.loader);
+      const compaction =
+        deps.manifest === undefined
+          ? undefined
+          : await compactionSettings(
+              deps.manifest,
+              deps.loader ?? PromptLoader.forPod({ cwd: deps.manifest.pod.pwd, env: deps.env ?? process.env }),
+            );
       worker.setSystemPrompt(start.systemPrompt);
       registerRecordedSkills(worker, start.sources);
       deps.onSegmentStart?.(start);
@@ -392,12 +423,7 @@ export class Pod {
       pod.#segmentMessages = messages.length;
       pod.#lastUsage = messages.findLast((m) => m.role === "assistant")?.usage;
       pod.#onCompaction = deps.onCompaction;
-      if (deps.manifest !== undefined) {
-        await pod.#useCompaction(
-          deps.manifest,
-          deps.loader ?? PromptLoader.forPod({ cwd: deps.manifest.pod.pwd, env: deps.env ?? process.env }),
-        );
-      }
+      if (compaction !== undefined) pod.#useCompaction(compaction);
       for (const warning of warnings) notifier.warn(warning);
       return pod;
     } catch (error) {
@@ -543,26 +569,9 @@ export class Pod {
     };
   }
 
-  /** Reads the compaction settings of `manifest` and, where the worker allows, checks before each model call. */
-  async #useCompaction(manifest: PodManifest, loader: TemplateLoader): Promise<void> {
-    const instructionRef = manifest.worker.compact_instruction ?? DEFAULT_COMPACT_INSTRUCTION;
-    let instruction: string;
-    try {
-      instruction = (await loadCompactInstruction(loader, instructionRef)).text;
-    } catch (cause) {
-      const detail = cause instanceof Error ? ((cause as { detail?: string }).detail ?? cause.message) : String(cause);
-      throw new PodError(
-        "INVALID_COMPACT_INSTRUCTION",
-        `worker.compact_instruction ${instructionRef} cannot be read: ${detail}; fix the reference or the file`,
-        { cause, ref: instructionRef, file: (cause as { file?: string }).file },
-      );
-    }
-    this.#compaction = {
-      window: contextWindowOf(manifest.provider),
-      at: manifest.worker.compact_at ?? DEFAULT_COMPACT_AT,
-      instructionRef,
-      instruction,
-    };
+  /** Compacts on its own from now on, where the worker allows: checks before each model call. */
+  #useCompaction(settings: CompactionSettings): void {
+    this.#compaction = settings;
     this.#worker.setCallGuard?.((call) => this.#guard(call));
   }
 
@@ -618,6 +627,7 @@ export class Pod {
     const { summarized, kept } = splitForCompaction(request.messages);
     const previous = this.#writer!.segmentId;
     const options = signal === undefined ? {} : { signal };
+    const stopped = (): boolean => signal?.aborted === true;
     let sent = compactionRequest(request, summarized, settings.instruction);
     let leftOut = false;
     let answer: AssistantMessage;
@@ -625,6 +635,7 @@ export class Pod {
     try {
       answer = await callModel(sent, options);
     } catch (error) {
+      if (stopped()) throw error; // stopped: the turn says so, not a failed compaction
       const lighter = isContextOverflow(error) ? withoutOldToolOutputs(summarized) : undefined;
       if (lighter === undefined) return this.#compactionFailed(reason, previous, settings, error);
       // Once: the oldest tool outputs give way to a visible placeholder (the log keeps them).
@@ -633,6 +644,7 @@ export class Pod {
       try {
         answer = await callModel(sent, options);
       } catch (again) {
+        if (stopped()) throw again;
         return this.#compactionFailed(reason, previous, settings, again, true);
       }
     }

@@ -6,6 +6,7 @@ import type { Message } from "./message.ts";
  * after a call failed (`call-failed`, with the error the worker would throw).
  */
 export interface GuardedCall {
+  /** `before-call`: the call is about to be sent; `call-failed`: it failed with `error`. */
   readonly reason: "before-call" | "call-failed";
   /** The request about to be sent, or the one that failed: system prompt, history and tools as sent. */
   readonly request: LlmRequest;

@@ -87,6 +87,15 @@ describe("anthropic cache model", () => {
     expect(usage).toEqual({ input: 0, cacheRead: 1000, cacheWrite: 31 });
   });
 
+  test("message boundaries are part of the prefix: the same texts split into other messages are not a hit", () => {
+    const joined = request([user(text(10, "u"), text(20, "b"))]);
+    const split = request([user(text(10, "u")), assistant(text(20, "b")), user(text(5, "c"))]);
+    // Only the system prompt is read: the 30 tokens cached as one user message are not the prefix here.
+    expect(cacheUsage([joined, split], options)[1]).toEqual({ input: 0, cacheRead: 1000, cacheWrite: 35 });
+    const same = request([user(text(10, "u"), text(20, "b")), assistant(text(5, "c"))]);
+    expect(cacheUsage([joined, same], options)[1]).toEqual({ input: 0, cacheRead: 1030, cacheWrite: 5 });
+  });
+
   test("a changed byte in the system prompt invalidates the system and every message after it", () => {
     const messages = [user(text(10, "u"))];
     const changed = { ...request(messages), system: system(1000, "S") };

@@ -333,3 +333,51 @@ describe("pod compact", () => {
     expect(text.stdout).toMatch(/^compacted \(asked for\): segment \S+ continues in \S+; summary call: /);
   });
 });
+
+describe("bad compaction settings", () => {
+  test("compact_at_outside_its_range_stops_pod_run_at_its_position_with_nothing_sent", async () => {
+    const server = await serve(() => ({ text: "never" }));
+    for (const value of ["0.49", "0.96", "1", "-0.8", '"0.8"']) {
+      const env = await workspace(server);
+      await box.write(
+        ".insomnia/pod.yaml",
+        `worker:\n  compact_at: ${value}\nprovider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${server.baseURL}\n`,
+      );
+      const run = await pod(env, "run", "hi");
+      expect(run.code, value).toBe(1);
+      expect(run.stderr, value).toContain(
+        ".insomnia/pod.yaml:2:15: INVALID_VALUE: worker.compact_at must be a fraction",
+      );
+      expect(run.stderr, value).toContain("never clamped");
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test("a_context_window_that_is_not_a_positive_whole_number_and_an_unreadable_compact_instruction", async () => {
+    const server = await serve(() => ({ text: "never" }));
+    const env = await workspace(server);
+    await box.write(
+      ".insomnia/pod.yaml",
+      `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${server.baseURL}\n  context_window: 0\n`,
+    );
+    const bad = await pod(env, "check");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      ".insomnia/pod.yaml:5:19: INVALID_VALUE: provider.context_window must be a positive whole number of tokens",
+    );
+    await box.write(
+      ".insomnia/pod.yaml",
+      `worker:\n  compact_instruction: "$workspace/nope"\nprovider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${server.baseURL}\n`,
+    );
+    const check = await pod(env, "check");
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain(
+      ".insomnia/pod.yaml:2:24: INVALID_COMPACT_INSTRUCTION: [NOT_FOUND] worker.compact_instruction $workspace/nope cannot be read",
+    );
+    const run = await pod(env, "run", "hi");
+    expect(run.code).toBe(1);
+    // pod run reports the loader's own error (the CLI shows a PodError's known cause), at the file it looked for.
+    expect(run.stderr).toMatch(/NOT_FOUND: no file at .*\.insomnia\/prompts\/nope\.md/);
+    expect(server.requests).toHaveLength(0);
+  });
+});

@@ -49,6 +49,8 @@ describe("compaction pieces", () => {
     // After an earlier compaction the summary is not the turn's message.
     const compacted = [summaryMessage("s"), call, result];
     expect(splitForCompaction(compacted).kept).toEqual([call, result]);
+    // Right after a compaction there is nothing to keep but a new summary.
+    expect(splitForCompaction([summaryMessage("s")])).toEqual({ summarized: [summaryMessage("s")], kept: [] });
     // A call whose results never came is kept whole with its turn's message.
     expect(splitForCompaction([...done, user("two"), call]).kept).toEqual([user("two"), call]);
   });

@@ -101,6 +101,8 @@ export interface CompactionSplit {
 export function splitForCompaction(history: readonly Message[]): CompactionSplit {
   const last = history.at(-1);
   if (last === undefined) return { summarized: [], kept: [] };
+  // A compacted segment with nothing after its summary: the summary is summarized again, not kept.
+  if (last.role === "user" && history.length === 1 && isSummary(last)) return { summarized: history, kept: [] };
   if (last.role === "user") return { summarized: history.slice(0, -1), kept: [last] };
   if (last.role === "assistant") {
     // A tool call whose results have not come yet: keep it whole with its turn's message.

@@ -13,7 +13,7 @@ import {
   validateOverlay,
 } from "@insomnia/manifest";
 import type { LoadedWorkspace, ManifestOrigins, ManifestWidening, PodManifest } from "@insomnia/manifest";
-import { PodError, prepareSystemPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
+import { PodError, parsePodPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
 import { PromptLoader } from "@insomnia/prompt-loader";
 import { SystemPromptTemplate } from "@insomnia/template";
 import type { CheckOptions } from "../args.ts";
@@ -253,7 +253,7 @@ async function checkInstruction(
 ): Promise<{ sources: number; skills: number } | undefined> {
   const env = { ...io.env };
   try {
-    const prepared = await prepareSystemPrompt(manifest, { env });
+    const prepared = await parsePodPrompt(manifest, { env });
     const agents = await readAgentsMd(prepared.cwd, prepared.scope, { root: prepared.root });
     for (const warning of agents.warnings) {
       problems.push({

@@ -1,6 +1,6 @@
 import { didYouMeanSuffix } from "@insomnia/errors";
 import { checkWorkspaceTrust, loadManifest, WORKER_TOOL_NAMES } from "@insomnia/manifest";
-import { materializeSystemPrompt } from "@insomnia/pod";
+import { previewSystemPrompt } from "@insomnia/pod";
 import type { PromptOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
@@ -36,9 +36,9 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
     const problem = { code: warning.code, message: warning.message, severity: "warning" as const };
     io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
   }
-  let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
+  let result: Awaited<ReturnType<typeof previewSystemPrompt>>;
   try {
-    result = await materializeSystemPrompt({ manifest, tools, now, env: { ...io.env } });
+    result = await previewSystemPrompt({ manifest, tools, now, env: { ...io.env } });
   } catch (error) {
     // An instruction that cannot be loaded, or a scope rule or pod.pwd that cannot be
     // resolved, is reported at the manifest value that set it; everything else goes to

@@ -40,10 +40,8 @@ interface Rewrite {
 }
 
 const REWRITES: Record<string, readonly Rewrite[]> = {
-  manifest: [
-    { from: 'require2("yaml")', to: 'require("yaml")', count: 1 },
-    { from: 'require2("valibot")', to: 'require("valibot")', count: 1 },
-  ],
+  manifest: [{ from: 'require2("valibot")', to: 'require("valibot")', count: 1 }],
+  "safe-yaml": [{ from: 'require2("yaml")', to: 'require("yaml")', count: 1 }],
   template: [
     {
       from: "createRequire(import.meta.url)(PARSER_FILE)",
@@ -61,7 +59,7 @@ const REWRITES: Record<string, readonly Rewrite[]> = {
   ],
 };
 
-const LIBRARY_DIST = /[\\/](manifest|template|prompt-loader)[\\/]dist[\\/]index\.js$/;
+const LIBRARY_DIST = /[\\/](manifest|safe-yaml|template|prompt-loader)[\\/]dist[\\/]index\.js$/;
 
 function occurrences(text: string, part: string): number {
   return text.split(part).length - 1;
@@ -116,7 +114,7 @@ interface Vendor {
 }
 
 const VENDORS: readonly Vendor[] = [
-  { name: "yaml", specifier: "yaml", from: "../manifest", build: "require" },
+  { name: "yaml", specifier: "yaml", from: "../safe-yaml", build: "require" },
   { name: "valibot", specifier: "valibot", from: "../manifest", build: "require" },
   {
     name: "handlebars-parser",

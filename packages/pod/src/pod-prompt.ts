@@ -1,4 +1,4 @@
-import { isSameOrInside } from "@insomnia/errors";
+import { isSameOrInside } from "@insomnia/safe-read";
 import {
   checkWorkspaceTrust,
   DEFAULT_SKILLS_BUDGET,

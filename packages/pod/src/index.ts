@@ -4,6 +4,7 @@ export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } fr
 export {
   renderPodPrompt,
   previewSystemPrompt,
+  parsePodInstruction,
   parsePodPrompt,
   readSkillCatalog,
   skillSourceRef,

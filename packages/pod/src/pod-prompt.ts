@@ -2,6 +2,8 @@ import { isSameOrInside } from "@insomnia/safe-read";
 import {
   checkWorkspaceTrust,
   DEFAULT_SKILLS_BUDGET,
+  type ManifestOrigin,
+  manifestProvenance,
   type PodManifest,
   realDirectory,
   workspaceRootOf,
@@ -107,13 +109,7 @@ export async function parsePodPrompt(
   const cwd = manifest.pod.pwd;
   const root = realDirectory(workspaceRootOf(manifest));
   const scope = buildScope(manifest);
-  const loader = options.loader ?? PromptLoader.forPod({ cwd, env: options.env ?? process.env });
-  let template: SystemPromptTemplate;
-  try {
-    template = await SystemPromptTemplate.parse(manifest.worker.instruction, loader);
-  } catch (error) {
-    throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction);
-  }
+  const template = await parsePodInstruction(manifest, options);
   checkWorkspaceSources(template.sources, root);
   const budget = manifest.skills?.budget ?? DEFAULT_SKILLS_BUDGET;
   return {
@@ -124,6 +120,25 @@ export async function parsePodPrompt(
     skillRoots: skillRoots({ cwd, env: options.env ?? process.env }),
     skillsBudget: budget,
   };
+}
+
+/**
+ * Parses the manifest's instruction with all its includes, as a pod does; a failure is a
+ * PodError `INVALID_SYSTEM_PROMPT_TEMPLATE`, at `worker.instruction` when the instruction itself cannot be loaded.
+ */
+export async function parsePodInstruction(
+  manifest: PodManifest,
+  options: Pick<ParsePodPromptOptions, "loader" | "env"> = {},
+): Promise<SystemPromptTemplate> {
+  const loader = options.loader ?? PromptLoader.forPod({ cwd: manifest.pod.pwd, env: options.env ?? process.env });
+  try {
+    return await SystemPromptTemplate.parse(manifest.worker.instruction, loader);
+  } catch (error) {
+    // No line: the instruction itself could not be loaded, so the manifest line that names it is the place to look.
+    const own = SystemPromptError.is(error) && error.code === "INCLUDE_FAILED" && error.line === undefined;
+    const origin = own ? manifestProvenance(manifest)?.origins["worker.instruction"] : undefined;
+    throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction, origin);
+  }
 }
 
 /**
@@ -298,8 +313,17 @@ export function buildScope(manifest: PodManifest): Scope {
     return Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
   } catch (error) {
     if (!ScopeError.is(error)) throw error;
+    // The base is pod.pwd; a rule is named by its place in the merged manifest (`scope.allow[1]`).
+    const origins = manifestProvenance(manifest)?.origins ?? {};
+    const origin =
+      error.code === "INVALID_BASE"
+        ? origins["pod.pwd"]
+        : error.rule === undefined
+          ? undefined
+          : (origins[`${error.rule}.target`] ?? origins[`${error.rule}.permission`]);
     throw new PodError("INVALID_SCOPE", `invalid scope for pod at ${manifest.pod.pwd}: ${error.detail}`, {
       cause: error,
+      origin,
     });
   }
 }
@@ -309,6 +333,7 @@ function templateError(
   error: unknown,
   code: "INVALID_SYSTEM_PROMPT_TEMPLATE" | "SYSTEM_PROMPT_RENDER",
   instruction: string,
+  origin?: ManifestOrigin,
 ): unknown {
   if (!SystemPromptError.is(error) && !PromptLoaderError.is(error)) return error;
   const line = SystemPromptError.is(error) ? error.line : undefined;
@@ -321,5 +346,6 @@ function templateError(
     line,
     column,
     messageSuffix: error.messageSuffix,
+    origin,
   });
 }

@@ -27,8 +27,8 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
  *   use with `createRequire(import.meta.url)(...)`, which a bundler cannot follow. Those calls
  *   become plain `require("<same specifier>")`, which the vendor plugin points at their files.
  * - @insomnia/template reads `prebuilt-asts.json` next to its code: copied into the output dir.
- * - @insomnia/prompt-loader's builtin prompts are `../prompts/` of its code: in the bundle they
- *   are `./prompts/` of the output dir, where they are copied.
+ * - @insomnia/prompt-loader looks for its builtin prompts beside its module first: they are
+ *   copied into the output dir, beside the bundle.
  * Each rewrite must match exactly as often as stated, so a change in a library fails this
  * build instead of shipping a bin that cannot find its files.
  */
@@ -53,9 +53,6 @@ const REWRITES: Record<string, readonly Rewrite[]> = {
       to: 'require("handlebars/package.json")',
       count: 1,
     },
-  ],
-  "prompt-loader": [
-    { from: 'new URL("../prompts/", import.meta.url)', to: 'new URL("./prompts/", import.meta.url)', count: 1 },
   ],
 };
 

@@ -1,5 +1,6 @@
-import { formatKey, MAX_REPORTED_ISSUES, pathKey } from "./issue.ts";
-import type { Issue, PathSegments } from "./issue.ts";
+import { formatKey, pathKey, type PathSegments } from "@insomnia/safe-yaml";
+import { MAX_REPORTED_ISSUES } from "./issue.ts";
+import type { Issue } from "./issue.ts";
 import type { PositionMap } from "@insomnia/safe-yaml";
 import { valibot } from "./lazy-dependencies.ts";
 import { didYouMean } from "@insomnia/errors";

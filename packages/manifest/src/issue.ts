@@ -15,14 +15,8 @@ export interface Issue {
   original?: Issue;
 }
 
-export { formatKey, pathKey } from "@insomnia/safe-yaml";
-export type { PathSegments } from "@insomnia/safe-yaml";
-
 /** The most problems one layer or overlay reports; past it, collecting stops (a file with 20,000 unknown keys reports the first 100). */
 export const MAX_REPORTED_ISSUES = 100;
-
-export { lineColumn, lineLocator } from "@insomnia/safe-yaml";
-export type { LineLocator } from "@insomnia/safe-yaml";
 
 /** Turns an issue into a ManifestError located in `file`; pass `locate` when turning many issues of one text. */
 export function toManifestError(

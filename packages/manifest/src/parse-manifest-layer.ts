@@ -1,6 +1,7 @@
 import { checkLayerValue } from "./check-layer.ts";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
-import { lineLocator, sortIssues, toManifestError } from "./issue.ts";
+import { lineLocator } from "@insomnia/safe-yaml";
+import { sortIssues, toManifestError } from "./issue.ts";
 import type { Issue } from "./issue.ts";
 import { parseSafeYaml } from "@insomnia/safe-yaml";
 import type { PositionMap } from "@insomnia/safe-yaml";

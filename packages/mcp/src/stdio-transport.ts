@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { GroupWatchdog } from "./group-watchdog.ts";
 import { signalGroup, trackGroup } from "./process-groups.ts";
 
 /** How a stdio server is started. */
@@ -23,27 +23,10 @@ const TERM_GRACE_MS = 500;
 /** Bytes of a server's stderr kept for messages about it. */
 const STDERR_TAIL_BYTES = 2048;
 
-// Linux: the server is killed by the kernel if `pod` dies without running any exit code.
-const SETPRIV = "/usr/bin/setpriv";
-const hasSetpriv = process.platform === "linux" && existsSync(SETPRIV);
-// Makes the server the leader of its own process group inside pod's session, then runs it.
-// Node's only way to a process group, `detached`, also starts a new session, and on Linux a new
-// session is a scheduler autogroup of its own: on a loaded machine every round trip to the
-// server then waited longer (bench/mcp.mjs). Without perl, `detached` it is.
-const PERL = "/usr/bin/perl";
-const hasPerl = process.platform !== "win32" && existsSync(PERL);
-const SETPGRP = "setpgrp(0, 0); exec { $ARGV[0] } @ARGV or die qq(cannot run $ARGV[0]: $!\n)";
-
-/** The program and arguments that start `command` as a group leader (and, on Linux, dying with pod). */
-function launchArgv(command: string, args: readonly string[]): [string, string[]] {
-  const grouped = hasPerl ? [PERL, "-e", SETPGRP, "--", command, ...args] : [command, ...args];
-  const argv = hasSetpriv ? [SETPRIV, "--pdeathsig", "KILL", "--", ...grouped] : grouped;
-  return [argv[0]!, argv.slice(1)];
-}
-
 /**
  * An MCP stdio transport that starts the server as the leader of its own process group,
  * so closing it (or `pod` exiting) ends the whole process tree, not only the first process.
+ * A {@link GroupWatchdog} kills the group when `pod` dies without a chance to (SIGKILL).
  */
 export class ProcessGroupStdioTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -68,18 +51,29 @@ export class ProcessGroupStdioTransport implements Transport {
 
   start(): Promise<void> {
     const { command, args, env, cwd } = this.#launch;
-    const [file, argv] = launchArgv(command, args);
+    // Started first, so the server's group is guarded from the moment it exists.
+    const watchdog = GroupWatchdog.start();
     return new Promise((resolve, reject) => {
-      const child = spawn(file, argv, {
-        cwd,
-        env: { ...getDefaultEnvironment(), ...env },
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: !hasPerl,
-        windowsHide: true,
-      });
+      let child: ChildProcess;
+      try {
+        // `detached`: a session and process group of its own, which also keeps a terminal's
+        // Ctrl-C to `pod` from reaching the server before `pod` stops it in order.
+        child = spawn(command, [...args], {
+          cwd,
+          env: { ...getDefaultEnvironment(), ...env },
+          stdio: ["pipe", "pipe", "pipe"],
+          detached: true,
+          windowsHide: true,
+        });
+      } catch (error) {
+        watchdog.release();
+        throw error;
+      }
+      if (child.pid !== undefined) watchdog.guard(child.pid);
       this.#child = child;
       this.#exited = new Promise((done) => child.once("close", () => done()));
       child.once("error", (error) => {
+        watchdog.release();
         reject(error);
         this.onerror?.(error);
       });
@@ -87,6 +81,8 @@ export class ProcessGroupStdioTransport implements Transport {
         trackGroup(child);
         resolve();
       });
+      // After trackGroup's own kill of the group: nothing of it is left to guard.
+      child.once("exit", () => watchdog.release());
       child.once("close", () => {
         this.#child = undefined;
         this.onclose?.();

@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SandboxError } from "./sandbox-error.ts";
 
 /** Processes (threads included) one command may have running at once unless the caller says otherwise. */
 export const DEFAULT_MAX_PROCESSES = 2048;
@@ -67,6 +68,32 @@ export function detectProcessLimit(probe: ProcessLimitProbe): ProcessLimit {
   };
 }
 
+const remembered = new Map<string, ProcessLimit>();
+
+/** {@link detectProcessLimit} for this process and `bwrapPath`, looked at once. */
+export function processLimitFor(bwrapPath: string): ProcessLimit {
+  let limit = remembered.get(bwrapPath);
+  if (limit === undefined) {
+    limit = detectProcessLimit({ bwrapPath });
+    remembered.set(bwrapPath, limit);
+  }
+  return limit;
+}
+
+/** How to get a bound where there is none, shown with `PROCESS_LIMIT_UNAVAILABLE`. */
+export const PROCESS_LIMIT_HINT =
+  "run pod as a user other than root, or as root where a pids cgroup can be made (cgroup v2 with the pids controller, or a writable cgroup v1 pids hierarchy; a container needs its cgroup file system writable)";
+
+/** The `pod check` warning for a machine where commands run without a bound on their processes. */
+export function processLimitWarning(limit: ProcessLimit): SandboxError | undefined {
+  if (limit.kind !== "none") return undefined;
+  return new SandboxError(
+    "PROCESS_LIMIT_UNAVAILABLE",
+    `run_command's processes are not bounded here: ${limit.reason}; commands still run sandboxed and are killed at their timeout, but a fork bomb can fill the machine's process table until then (${PROCESS_LIMIT_HINT})`,
+    { hint: PROCESS_LIMIT_HINT },
+  );
+}
+
 /** The mounted cgroup hierarchies that can count processes: cgroup v2 with `pids` available first, then v1 `pids`. */
 function pidsHierarchies(mountinfo: string): { path: string; version: 1 | 2 }[] {
   let text = "";
@@ -120,7 +147,7 @@ function prepareParent(root: string, version: 1 | 2): string {
 function enableController(dir: string): void {
   const control = join(dir, "cgroup.subtree_control");
   if (readFileSync(control, "utf8").split(/\s+/).includes("pids")) return;
-  writeFileSync(control, "+pids");
+  writeFileSync(control, "+pids", { flag: "r+" });
 }
 
 /** Command cgroups of `pod` processes that died before removing them (they are empty by then). */
@@ -170,7 +197,8 @@ export class CommandCgroup {
       }
     }
     try {
-      writeFileSync(join(path, "pids.max"), String(max));
+      // "r+": the kernel makes this file; where it does not exist, this is no cgroup at all.
+      writeFileSync(join(path, "pids.max"), String(max), { flag: "r+" });
     } catch (error) {
       rmdirSync(path);
       throw error;
@@ -180,7 +208,7 @@ export class CommandCgroup {
 
   /** Moves a process into it; what that process starts from then on is counted too. */
   join(pid: number): void {
-    writeFileSync(join(this.path, "cgroup.procs"), String(pid));
+    writeFileSync(join(this.path, "cgroup.procs"), String(pid), { flag: "r+" });
   }
 
   /** Removes it once its last process is gone (the kernel frees dying processes a moment after they are reaped). */

@@ -4,7 +4,7 @@ import type { Scope } from "@insomnia/scope";
 import { bwrapArgs, emptyFdCount } from "./bwrap-args.ts";
 import { effectiveScope, type MountOp, planMounts, type SystemView } from "./mount-plan.ts";
 import { type CapturedOutput, OutputCapture } from "./output-capture.ts";
-import { CommandCgroup, DEFAULT_MAX_PROCESSES, detectProcessLimit, type ProcessLimit } from "./process-limit.ts";
+import { CommandCgroup, DEFAULT_MAX_PROCESSES, type ProcessLimit, processLimitFor } from "./process-limit.ts";
 import { SandboxError } from "./sandbox-error.ts";
 import { systemEntries, unreadableSystemEntries } from "./system-paths.ts";
 
@@ -23,7 +23,7 @@ export interface SandboxOptions {
   readonly cwd?: string | undefined;
   /** Processes (threads included) one command may run at once (default {@link DEFAULT_MAX_PROCESSES}). */
   readonly maxProcesses?: number | undefined;
-  /** How that is enforced (default: what {@link detectProcessLimit} finds on the first command). */
+  /** How that is enforced (default: what `detectSandbox` found for this bwrap, looked at once per process). */
   readonly processLimit?: ProcessLimit | undefined;
 }
 
@@ -97,7 +97,7 @@ export class Sandbox {
 
   /** How the number of a command's processes is bounded here (`none` says why it is not). */
   processLimit(): ProcessLimit {
-    this.#processLimit ??= detectProcessLimit({ bwrapPath: this.#bwrapPath });
+    this.#processLimit ??= processLimitFor(this.#bwrapPath);
     return this.#processLimit;
   }
 

@@ -56,7 +56,10 @@ describe("how a command's processes are bounded", () => {
       bwrapPath: fakeBwrap(false),
       mountinfo: mountinfo([["/sys/fs/cgroup/cpu", "cgroup", "rw,cpu"]]),
     });
-    expect(limit).toEqual({ kind: "none", reason: expect.stringMatching(/root \(which RLIMIT_NPROC does not limit\)/) });
+    expect(limit).toEqual({
+      kind: "none",
+      reason: expect.stringMatching(/root \(which RLIMIT_NPROC does not limit\)/),
+    });
     expect(processLimitWarning(limit)?.code).toBe("PROCESS_LIMIT_UNAVAILABLE");
   });
 
@@ -77,6 +80,8 @@ describe("how a command's processes are bounded", () => {
 
   test("a_bound_that_holds_gives_no_warning", () => {
     expect(processLimitWarning({ kind: "rlimit" })).toBeUndefined();
-    expect(processLimitWarning({ kind: "cgroup", parent: "/sys/fs/cgroup/insomnia-sandbox", version: 2 })).toBeUndefined();
+    expect(
+      processLimitWarning({ kind: "cgroup", parent: "/sys/fs/cgroup/insomnia-sandbox", version: 2 }),
+    ).toBeUndefined();
   });
 });

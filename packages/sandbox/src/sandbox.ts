@@ -241,10 +241,11 @@ export class Sandbox {
           ),
         );
       });
-      child.on("close", async (code) => {
+      child.on("close", (code) => {
         exited = true;
         done();
-        await cgroup?.remove();
+        // Not waited for: the kernel may take a moment to free the last processes.
+        void cgroup?.remove();
         if (limitError !== undefined) {
           reject(
             new SandboxError(

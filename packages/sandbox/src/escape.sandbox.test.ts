@@ -27,7 +27,10 @@ const BOUND_HERE = await boundHere();
 async function boundHere(): Promise<boolean> {
   const found = await detectSandbox();
   if (!found.available) return false;
-  return detectProcessLimit({ bwrapPath: found.bwrapPath }).kind !== "none";
+  const limit = detectProcessLimit({ bwrapPath: found.bwrapPath });
+  // A real fork bomb runs only where it is contained; elsewhere one visible line says why.
+  if (limit.kind === "none") console.log(`REAL FORK BOMB TEST SKIPPED: no process bound here (${limit.reason})`);
+  return limit.kind !== "none";
 }
 
 let tree: EscapeTree;

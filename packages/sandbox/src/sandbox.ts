@@ -285,11 +285,14 @@ export class Sandbox {
 /**
  * `bash -c command`; with the `rlimit` bound, first a bash that lowers RLIMIT_NPROC (soft and
  * hard, so it cannot be raised again) inside the sandbox's user namespace, where it counts only
- * that namespace's processes, then runs exactly `bash -c command`.
+ * that namespace's processes, then runs exactly `bash -c command`. A hard limit already below
+ * `max` cannot be raised to it and is a tighter bound already; only an unlimited one that could
+ * not be lowered stops the command.
  */
 function commandArgv(command: string, limit: ProcessLimit, max: number): string[] {
   if (limit.kind !== "rlimit") return ["bash", "-c", command];
-  return ["bash", "-c", `ulimit -u ${max} && exec bash -c "$1"`, "bash", command];
+  const bound = `{ ulimit -u ${max} 2>/dev/null || [ "$(ulimit -H -u)" != unlimited ]; }`;
+  return ["bash", "-c", `${bound} && exec bash -c "$1"`, "bash", command];
 }
 
 function aborted(signal: AbortSignal): SandboxError {

@@ -21,20 +21,21 @@ export type {
 export { CONTEXT_WINDOW_TABLE_DATE, contextWindowOf, shippedContextWindow } from "./context-window.ts";
 export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
 export {
-  materialize,
-  materializeSystemPrompt,
-  prepareSystemPrompt,
+  renderPodPrompt,
+  previewSystemPrompt,
+  parsePodInstruction,
+  parsePodPrompt,
   readSkillCatalog,
   skillSourceRef,
-} from "./materialize.ts";
+} from "./pod-prompt.ts";
 export type {
-  MaterializedPrompt,
-  MaterializedSkills,
-  MaterializeInput,
-  MaterializeSystemPromptOptions,
-  PrepareOptions,
-  PreparedSystemPrompt,
-} from "./materialize.ts";
+  RenderedPodPrompt,
+  RenderedSkills,
+  RenderPodPromptInput,
+  PreviewSystemPromptOptions,
+  ParsePodPromptOptions,
+  ParsedPodPrompt,
+} from "./pod-prompt.ts";
 export type { PodToolContext, PodToolFactory } from "./pod-tools.ts";
 export { MCP_BOUNDARIES_NOTE, workingBoundaries } from "./working-boundaries.ts";
 export { AGENTS_MD_MAX_BYTES, readAgentsMd } from "./agents-md.ts";

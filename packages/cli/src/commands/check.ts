@@ -13,11 +13,9 @@ import {
   validateOverlay,
 } from "@insomnia/manifest";
 import type { LoadedWorkspace, ManifestOrigins, ManifestWidening, PodManifest } from "@insomnia/manifest";
-import { PodError, prepareSystemPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
-import { PromptLoader } from "@insomnia/prompt-loader";
-import { SystemPromptTemplate } from "@insomnia/template";
+import { PodError, parsePodInstruction, parsePodPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
 import type { CheckOptions } from "../args.ts";
-import { classifyError, problemFromUserError, problemsAtManifestOrigin } from "../errors.ts";
+import { classifyError, problemFromUserError, problemsOf } from "../errors.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { unknownProviderKind } from "../provider-kind.ts";
@@ -54,7 +52,7 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
       await checkSandbox(manifest, origins, io, problems);
       // With a provider pod run would refuse, its window does not matter yet.
       if (unknownKind === undefined) problems.push(...(await compactionProblems(manifest, origins, { ...io.env })));
-      const checked = await checkInstruction(manifest, origins, io, problems);
+      const checked = await checkInstruction(manifest, io, problems);
       if (checked !== undefined) {
         const { sources, skills } = checked;
         summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
@@ -172,18 +170,21 @@ function workspaceTrust(workspace: LoadedWorkspace, widenings: readonly Manifest
 
 /**
  * When `worker.tools` names run_command: whether its sandbox works here; if not, a warning
- * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed).
+ * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed);
+ * likewise when it works but cannot bound the number of a command's processes.
  */
 async function checkSandbox(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]) {
   if (!manifest.worker.tools.includes("run_command")) return;
   const { detectSandbox } = await import("@insomnia/sandbox");
   const found = await detectSandbox({ env: io.env });
-  if (found.available) return;
+  // Sandboxed but without a bound on a command's processes is a warning too, never a silent gap.
+  const error = found.available ? found.warning : found.error;
+  if (error === undefined) return;
   const at = origins["worker.tools"];
   problems.push({
     ...(at === undefined ? {} : { file: at.file, line: at.line, column: at.column }),
-    code: found.error.code,
-    message: found.error.detail,
+    code: error.code,
+    message: error.detail,
     severity: "warning",
   });
 }
@@ -250,13 +251,12 @@ async function collectLayerIssues(
  */
 async function checkInstruction(
   manifest: PodManifest,
-  origins: ManifestOrigins,
   io: CliIo,
   problems: Problem[],
 ): Promise<{ sources: number; skills: number } | undefined> {
   const env = { ...io.env };
   try {
-    const prepared = await prepareSystemPrompt(manifest, { env });
+    const prepared = await parsePodPrompt(manifest, { env });
     const agents = await readAgentsMd(prepared.cwd, prepared.scope, { root: prepared.root });
     for (const warning of agents.warnings) {
       problems.push({
@@ -281,18 +281,15 @@ async function checkInstruction(
   } catch (error) {
     const classified = classifyError(error);
     if (classified.kind === "internal") throw error;
-    problems.push(...problemsAtManifestOrigin(error, classified.problem, origins));
+    problems.push(...problemsOf(error, classified.problem));
     // The scope is built before the template is parsed; parse it anyway so both problems show.
     if (PodError.is(error) && error.code === "INVALID_SCOPE") {
       try {
-        await SystemPromptTemplate.parse(
-          manifest.worker.instruction,
-          PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
-        );
+        await parsePodInstruction(manifest, { env });
       } catch (parseError) {
         const parsed = classifyError(parseError);
         if (parsed.kind === "internal") throw parseError;
-        problems.push(...problemsAtManifestOrigin(parseError, parsed.problem, origins));
+        problems.push(...problemsOf(parseError, parsed.problem));
       }
     }
     return undefined;

@@ -283,10 +283,9 @@ describe("models", () => {
 });
 
 describe("dependencies", () => {
-  test("ai_is_not_a_dependency", async () => {
+  test("the_ai_sdk_itself_is_a_dependency_with_its_zod_peer", async () => {
     const { readFile } = await import("node:fs/promises");
-    // test/architecture.test.ts refuses any import of `ai` in this package's sources; this
-    // checks that it is not even installed with it.
+    // The client streams through `ai`'s streamText; `ai` declares zod as a peer, so it is ours to bring.
     const dir = new URL(".", import.meta.url);
     const manifest = JSON.parse(await readFile(new URL("../package.json", dir), "utf8")) as {
       dependencies: Record<string, string>;
@@ -297,6 +296,8 @@ describe("dependencies", () => {
       "@insomnia/worker",
       // Types only: the package's .d.ts reach json-schema through @ai-sdk/provider.
       "@types/json-schema",
+      "ai",
+      "zod",
     ]);
   });
 });

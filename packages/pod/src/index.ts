@@ -1,6 +1,6 @@
 // The public surface of @insomnia/pod: what its README documents, nothing more.
 export { MESSAGE_FORMAT_VERSION, Pod } from "./pod.ts";
-export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
+export type { OpenDeps, PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
 export {
   materialize,
   materializeSystemPrompt,

@@ -2,6 +2,7 @@ import type { ManifestProvider, PodManifest } from "@insomnia/manifest";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
 import type {
+  PodWriterLock,
   SegmentRecord,
   SegmentSource,
   SegmentStartRecord,
@@ -105,6 +106,12 @@ export interface RestoreDeps {
   signal?: AbortSignal | undefined;
 }
 
+/** What {@link Pod.open} needs: a new pod's deps, and what a restored one takes besides them. */
+export interface OpenDeps extends PodDeps {
+  /** Called with the restored segment's start record (see {@link RestoreDeps.onSegmentStart}). */
+  onSegmentStart?: ((start: SegmentStartRecord) => void) | undefined;
+}
+
 /** Registers the tools the factories make on the worker. */
 async function registerPodTools(
   worker: PodWorker,
@@ -194,6 +201,8 @@ export class Pod {
   /** When the next model call is sent: the turn's start, or the last message logged before it. */
   #sendsAt: Date | undefined;
   #callClock: Clock = systemClock;
+  /** The pod's writer lock taken by {@link Pod.open}, given back by close(). */
+  #podLock: PodWriterLock | undefined;
 
   private constructor(worker: PodWorker, store: SegmentStore, clock: Clock, notifier: Notifier) {
     this.#worker = worker;
@@ -227,6 +236,31 @@ export class Pod {
     pod.#provider = manifest.provider;
     pod.#callClock = deps.callClock ?? systemClock;
     return pod;
+  }
+
+  /**
+   * The pod as its one writer: takes the pod's writer lock (`SEGMENT_LOCKED` when another
+   * process or store instance holds it, with nothing written), then restores the latest
+   * segment, or prepares the first one when there is none; the pod holds the lock until
+   * close(). Deciding under the lock is what keeps two processes that open one pod at once
+   * from both starting it (the second would fork the conversation): `fromManifest` and
+   * `restore` alone leave that decision, and its lock, to the caller.
+   */
+  static async open(manifest: PodManifest, deps: OpenDeps): Promise<Pod> {
+    const lock = await deps.store.lockPod();
+    try {
+      for (const warning of lock.warnings) (deps.notifier ?? silentNotifier).warn(warning);
+      const latest = await deps.store.latestSegment();
+      const pod =
+        latest === undefined
+          ? await Pod.fromManifest(manifest, deps)
+          : await Pod.restore(deps.store, latest, deps.worker, { ...deps, manifest, provider: manifest.provider });
+      pod.#podLock = lock;
+      return pod;
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
 
   /**
@@ -433,7 +467,11 @@ export class Pod {
       this.#closed = true;
       this.#stopLogging();
       setAttached(this.#worker, false);
-      await this.#writer?.close();
+      try {
+        await this.#writer?.close();
+      } finally {
+        await this.#podLock?.release();
+      }
     });
     this.#queue = done.catch(() => undefined);
     return done;

@@ -237,6 +237,32 @@ describe("models", () => {
     }
   });
 
+  test("a_model_whose_methods_are_read_only_own_properties_is_called_streamed_and_not", async () => {
+    // A wrapper as an application (or a benchmark's spy) writes it: Object.create with
+    // non-writable, non-configurable methods. The client must call them, never replace them.
+    const server = await serve(() => ({ text: "fine" }));
+    const model = createAnthropic({ baseURL: server.baseURL, apiKey: "k" })("claude-sonnet-4-5");
+    const seen: string[] = [];
+    const wrapped = Object.create(model, {
+      doGenerate: {
+        value: (options: never) => {
+          seen.push("generate");
+          return model.doGenerate(options);
+        },
+      },
+      doStream: {
+        value: (options: never) => {
+          seen.push("stream");
+          return model.doStream(options);
+        },
+      },
+    });
+    const client = aiSdkClient(wrapped);
+    expect((await client.complete(request)).content).toBe("fine");
+    expect((await client.complete(request, { onEvent: () => undefined })).content).toBe("fine");
+    expect(seen).toEqual(["generate", "stream"]);
+  });
+
   test("a_specification_v2_model_is_called_and_its_flat_usage_read", async () => {
     const calls: LanguageModelV2CallOptions[] = [];
     const v2: LanguageModelV2 = {

@@ -18,7 +18,7 @@ export interface CallRetries {
  * wait is an event the caller sees and can abort; the SDK itself is called with `maxRetries: 0`.
  * A streamed request answered with anything but server-sent events is `MALFORMED_RESPONSE`
  * before the SDK reads it as an empty answer. Everything else (the specification version, so the
- * SDK adapts a v2 model as usual, `supportedUrls`, ids) reads through to the provider's model.
+ * SDK adapts a v2 model as usual, `supportedUrls`, ids) is the provider's model's.
  */
 export function retryingModel(model: LanguageModelV3, retries: CallRetries): LanguageModelV3 {
   const doGenerate: LanguageModelV3["doGenerate"] = (options) => withRetries(() => model.doGenerate(options), retries);
@@ -36,11 +36,16 @@ export function retryingModel(model: LanguageModelV3, retries: CallRetries): Lan
     }
     return result;
   };
-  return new Proxy(model, {
-    get(target, property) {
-      if (property === "doGenerate") return doGenerate;
-      if (property === "doStream") return doStream;
-      return Reflect.get(target, property);
+  // A new object, not a Proxy or a prototype child: a frozen model (non-writable methods) or one
+  // whose getters read private fields must keep working.
+  return {
+    specificationVersion: model.specificationVersion,
+    provider: model.provider,
+    modelId: model.modelId,
+    get supportedUrls() {
+      return model.supportedUrls;
     },
-  });
+    doGenerate,
+    doStream,
+  };
 }

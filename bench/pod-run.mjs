@@ -251,6 +251,28 @@ const ANSWER = JSON.stringify({
   usage: { input_tokens: 1, output_tokens: 1 },
 });
 
+const sseEvent = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+/** The same answer as Anthropic streams it: `pod run` always streams (issue 29). */
+const STREAMED_ANSWER = [
+  sseEvent("message_start", {
+    type: "message_start",
+    message: { ...JSON.parse(ANSWER), content: [], stop_reason: null },
+  }),
+  sseEvent("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+  sseEvent("content_block_delta", {
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "text_delta", text: "hello" },
+  }),
+  sseEvent("content_block_stop", { type: "content_block_stop", index: 0 }),
+  sseEvent("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: { output_tokens: 1 },
+  }),
+  sseEvent("message_stop", { type: "message_stop" }),
+].join("");
+
 async function coldRun(log, dir) {
   const ws = join(dir, "cold");
   await mkdir(join(ws, ".insomnia"), { recursive: true });
@@ -258,8 +280,8 @@ async function coldRun(log, dir) {
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(ANSWER);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(STREAMED_ANSWER);
     });
   });
   server.on("connection", (socket) => socket.once("data", () => onFirstByte?.(performance.now())));

@@ -1,13 +1,8 @@
 import { createHash } from "node:crypto";
-import type {
-  JSONValue,
-  LanguageModelV3,
-  LanguageModelV3FunctionTool,
-  SharedV3ProviderMetadata,
-} from "@ai-sdk/provider";
+import type { JSONValue, LanguageModelV3, LanguageModelV3FunctionTool } from "@ai-sdk/provider";
 import { APICallError } from "@ai-sdk/provider";
-import type { ContentPart, LanguageModelUsage, ModelMessage, SystemModelMessage, TextStreamPart, ToolSet } from "ai";
-import { generateText, jsonSchema, streamText } from "ai";
+import type { LanguageModelUsage, ModelMessage, SystemModelMessage, TextStreamPart, ToolSet } from "ai";
+import { jsonSchema, streamText } from "ai";
 import type {
   LlmCallOptions,
   LlmClient,
@@ -24,7 +19,9 @@ import { resolveModel } from "./language-model.ts";
 import { cacheStyleOf, modelPrompt, modelTools, providerKind } from "./model-messages.ts";
 import type { CacheStyle } from "./model-messages.ts";
 import { StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
-import { quietSdkWarnings } from "./quiet-warnings.ts";
+import { completedParts, mergeMetadata, specUsage } from "./completed-answer.ts";
+import type { AnswerParts } from "./completed-answer.ts";
+import { logSdkWarnings, quietSdkWarnings } from "./quiet-warnings.ts";
 import { retryingModel } from "./retrying-model.ts";
 import type { RetryDelay } from "./retry.ts";
 import { AttemptsFailed, DEFAULT_MAX_RETRIES, isAbortError, timerDelay } from "./retry.ts";
@@ -105,7 +102,7 @@ function defaultCacheKey(request: LlmRequest): string {
   return `insomnia-${hash.digest("hex").slice(0, 40)}`;
 }
 
-/** The AI SDK's usage as the worker keeps it: each count only when the provider reported it. */
+/** The AI SDK's usage (`streamText`'s `finish-step`) as the worker keeps it: each count only when the provider reported it. */
 function usageOf(usage: LanguageModelUsage | undefined): LlmUsage | undefined {
   if (usage === undefined || usage === null) return undefined;
   const out: Record<string, number> = {};
@@ -119,27 +116,13 @@ function usageOf(usage: LanguageModelUsage | undefined): LlmUsage | undefined {
   return Object.keys(out).length === 0 ? undefined : out;
 }
 
-/** A tool call as the AI SDK hands it on: its input parsed, or the text itself when it was not JSON (`invalid`). */
-interface SdkToolCall {
-  readonly toolCallId: string;
-  readonly toolName: string;
-  readonly input: unknown;
-  readonly invalid?: boolean | undefined;
-  readonly providerExecuted?: boolean | undefined;
-}
-
-function toolCallsOf(calls: readonly SdkToolCall[]): ToolCall[] | undefined {
+function toolCallsOf(calls: AnswerParts["calls"]): ToolCall[] | undefined {
   // Tools a provider ran itself are its business; the worker gets the calls it must answer.
   const ours = calls.filter((call) => call.providerExecuted !== true);
   if (ours.length === 0) return undefined;
   // An unknown tool name or unparseable input is passed on as sent: the worker answers it
   // with an isError tool result the model sees, instead of the turn failing.
-  return ours.map((call) => ({
-    id: call.toolCallId,
-    name: call.toolName,
-    // No input at all is `{}`, as for a known tool.
-    input: call.invalid === true && typeof call.input === "string" && call.input.trim() === "" ? {} : call.input,
-  }));
+  return ours.map((call) => ({ id: call.toolCallId, name: call.toolName, input: call.input }));
 }
 
 /** Nothing is printed: a failure reaches the caller as the stream's error part. */
@@ -159,8 +142,8 @@ function toolSet(tools: readonly LanguageModelV3FunctionTool[]): ToolSet {
 
 /**
  * An {@link LlmClient} over any AI SDK language model: one model call per `complete`, the worker
- * keeps its tool loop. A call with a listener streams through the AI SDK's `streamText`, one
- * without completes through `generateText`. The system prompt goes out untouched and first;
+ * keeps its tool loop. A call with a listener streams through the AI SDK's `streamText`; one
+ * without completes through the provider model's own `doGenerate`. The system prompt goes out untouched and first;
  * tools sorted by name; Anthropic gets cache breakpoints, OpenAI a `prompt_cache_key`. Provider
  * failures are retried as the AI SDK does (each wait an event), then reject with an
  * {@link AiSdkError}.
@@ -237,18 +220,30 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
         ...providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens),
         ...(abortSignal === undefined ? {} : { abortSignal }),
         ...(options.headers === undefined ? {} : { headers: options.headers }),
-        // Retries are ours (see retryingModel); request and response bodies are not kept twice.
+        // Retries are ours (see retryingModel); the request body is not kept twice.
         maxRetries: 0,
-        experimental_include: { requestBody: false, responseBody: false },
+        experimental_include: { requestBody: false },
       };
       let attempts = 1;
       try {
         if (callOptions.onEvent === undefined && options.onText === undefined) {
-          const result = await generateText(call);
+          // Nobody listens: the provider model's own doGenerate, the same request unstreamed.
+          // generateText would validate the prompt and build steps first, which cost more than
+          // the request itself against a local server (bench 7, "complete() through aiSdkClient").
+          const result = await model.doGenerate({
+            prompt,
+            ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+            ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+            ...(tools === undefined ? {} : { tools, toolChoice: { type: "auto" } }),
+            ...providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens),
+            ...(abortSignal === undefined ? {} : { abortSignal }),
+            ...(options.headers === undefined ? {} : { headers: options.headers }),
+          });
           report(result.warnings);
-          return answer(result.content, result.usage, kind);
+          logSdkWarnings(result.warnings, provider, spec.modelId);
+          return response(completedParts(result.content, kind), specUsage(result.usage));
         }
-        const result = streamText({ ...call, experimental_include: { requestBody: false }, onError: ignore });
+        const result = streamText({ ...call, onError: ignore });
         return await readStream(result.fullStream, kind, emit, report);
       } catch (thrown) {
         let error = thrown;
@@ -300,27 +295,6 @@ function providerOptionsFor(
   return Object.keys(options).length === 0 ? {} : { providerOptions: options };
 }
 
-/** A completed answer (`generateText`'s content) as the worker's response. */
-function answer(
-  content: readonly ContentPart<ToolSet>[],
-  usage: LanguageModelUsage | undefined,
-  kind: string,
-): LlmResponse {
-  let text = "";
-  const calls: SdkToolCall[] = [];
-  const reasoning: ReasoningPart[] = [];
-  for (const part of content) {
-    if (part.type === "text") text += part.text;
-    else if (part.type === "tool-call") calls.push(part);
-    else if (part.type === "reasoning") {
-      const data: Record<string, Record<string, JSONValue>> = {};
-      mergeMetadata(data, part.providerMetadata);
-      reasoning.push({ text: part.text, provider: kind, ...(Object.keys(data).length === 0 ? {} : { data }) });
-    }
-  }
-  return response(text, calls, usage, reasoning);
-}
-
 /**
  * What failed once the answer had started: a broken connection (the provider wraps fetch's
  * `TypeError: terminated` in an APICallError) or the provider's own error event (Anthropic's
@@ -332,18 +306,6 @@ function midStream(error: unknown): unknown {
   if (!(error instanceof Error)) return new StreamBrokeOff(error);
   const cause = APICallError.isInstance(error) ? error.cause : error;
   return cause instanceof TypeError ? new StreamBrokeOff(cause) : error;
-}
-
-/** Merges provider metadata by provider key, later fields over earlier ones. */
-function mergeMetadata(
-  into: Record<string, Record<string, JSONValue>>,
-  from: SharedV3ProviderMetadata | undefined,
-): void {
-  if (from === undefined || from === null) return;
-  for (const [key, fields] of Object.entries(from)) {
-    if (typeof fields === "object" && fields !== null)
-      into[key] = { ...(into[key] ?? {}), ...(fields as Record<string, JSONValue>) };
-  }
 }
 
 /** A listener (`onEvent`, `onText`) threw: rethrown as it is, never taken for a provider failure. */
@@ -368,7 +330,7 @@ async function readStream(
   report: (warnings: readonly unknown[] | undefined) => void,
 ): Promise<LlmResponse> {
   let text = "";
-  const calls: SdkToolCall[] = [];
+  const calls: AnswerParts["calls"] = [];
   const thinking = new Map<string, { text: string; data: Record<string, Record<string, JSONValue>> }>();
   let usage: LanguageModelUsage | undefined;
   let failure: { error: unknown } | undefined;
@@ -404,7 +366,14 @@ async function readStream(
           break;
         }
         case "tool-call":
-          calls.push(part);
+          calls.push({
+            toolCallId: part.toolCallId,
+            toolName: part.toolName,
+            // A call the SDK could not parse keeps its text; no input at all is `{}`, as for a known tool.
+            input:
+              part.invalid === true && typeof part.input === "string" && part.input.trim() === "" ? {} : part.input,
+            providerExecuted: part.providerExecuted,
+          });
           break;
         case "finish-step":
           usage = part.usage;
@@ -431,17 +400,11 @@ async function readStream(
     provider: kind,
     ...(Object.keys(entry.data).length === 0 ? {} : { data: entry.data }),
   }));
-  return response(text, calls, usage, reasoning);
+  return response({ text, calls, reasoning }, usageOf(usage));
 }
 
-function response(
-  text: string,
-  calls: readonly SdkToolCall[],
-  usage: LanguageModelUsage | undefined,
-  reasoning: readonly ReasoningPart[] = [],
-): LlmResponse {
+function response({ text, calls, reasoning }: AnswerParts, counted: LlmUsage | undefined): LlmResponse {
   const toolCalls = toolCallsOf(calls);
-  const counted = usageOf(usage);
   return {
     content: text,
     ...(reasoning.length === 0 ? {} : { reasoning }),

@@ -10,3 +10,9 @@ const globals = globalThis as { AI_SDK_LOG_WARNINGS?: WarningLogger | false | un
 export function quietSdkWarnings(): void {
   if (globals.AI_SDK_LOG_WARNINGS === undefined) globals.AI_SDK_LOG_WARNINGS = false;
 }
+
+/** Hands a completed call's warnings to the application's `AI_SDK_LOG_WARNINGS` logger when it set one, as `ai` does for a streamed one. */
+export function logSdkWarnings(warnings: readonly unknown[], provider: string, model: string): void {
+  const logger = globals.AI_SDK_LOG_WARNINGS;
+  if (warnings.length > 0 && typeof logger === "function") logger({ warnings, provider, model });
+}

@@ -1,7 +1,8 @@
 import { errorText } from "@insomnia/errors";
 import { normalizeImages, normalizeReasoning } from "./content-parts.ts";
 import type { ImagePart } from "./content-parts.ts";
-import type { LlmClient, LlmRequest, LlmStreamEvent } from "./llm-client.ts";
+import type { CallGuard } from "./call-guard.ts";
+import type { LlmCallOptions, LlmClient, LlmRequest, LlmStreamEvent } from "./llm-client.ts";
 import { assistantMessage, normalizeMessage, normalizeToolCalls, normalizeUsage } from "./message.ts";
 import type { AssistantMessage, Message, ToolCall, ToolMessage, UserMessage } from "./message.ts";
 import { ToolServer } from "./tool-server.ts";
@@ -63,6 +64,7 @@ export class Worker {
   #history: Message[] = [];
   #queue: Promise<void> = Promise.resolve();
   #queued = 0;
+  #guard: CallGuard | undefined;
 
   constructor(options: WorkerOptions) {
     if (typeof options?.client?.complete !== "function") {
@@ -122,25 +124,41 @@ export class Worker {
         "cannot replace the history while run() or resume() is active or queued; await it first",
       );
     }
-    if (!Array.isArray(messages)) {
-      throw new WorkerError("INVALID_ARGUMENT", "setHistory needs an array of messages");
+    this.#history = checkedHistory(messages);
+  }
+
+  /**
+   * Sets (or with undefined removes) the guard asked before each model call and after a failed
+   * one; it may replace the history mid-turn (a pod's automatic compaction). One guard at a time.
+   */
+  setCallGuard(guard: CallGuard | undefined): void {
+    if (guard !== undefined && typeof guard !== "function") {
+      throw new WorkerError("INVALID_ARGUMENT", "setCallGuard needs a function or undefined");
     }
-    const next: Message[] = [];
-    for (const [i, value] of messages.entries()) {
-      let message: ReturnType<typeof normalizeMessage>;
-      try {
-        message = normalizeMessage(value);
-      } catch (cause) {
-        throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i} cannot be read: ${errorText(cause)}`, {
-          cause,
-        });
-      }
-      if (typeof message === "string") {
-        throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i}: ${message}`);
-      }
-      next.push(message);
+    this.#guard = guard;
+  }
+
+  /**
+   * One model call outside the history (a compaction's summary): nothing is appended, no
+   * listener is called. The answer is checked like a turn's; a client failure is CLIENT_FAILED.
+   */
+  async callModel(request: LlmRequest, options: LlmCallOptions = {}): Promise<AssistantMessage> {
+    let response: unknown;
+    try {
+      // Always with a listener, as a turn's calls are: a client that streams only when asked
+      // must send this request the same way, byte for byte, or it cannot read their cache.
+      response = await this.#client.complete(request, { ...options, onEvent: options.onEvent ?? (() => undefined) });
+    } catch (cause) {
+      throw new WorkerError("CLIENT_FAILED", `the LLM client failed: ${errorText(cause)}`, { cause });
     }
-    this.#history = next;
+    const answer = readResponse(response);
+    if (typeof answer === "string") {
+      throw new WorkerError(
+        "CLIENT_FAILED",
+        `the LLM client returned an invalid response: ${answer}; fix the client adapter`,
+      );
+    }
+    return answer;
   }
 
   /** True while a run()/resume() is active or queued. */
@@ -221,7 +239,15 @@ export class Worker {
       }
       iterations += 1;
       context.emit({ type: "model-call", iteration: iterations });
-      const assistant = await this.#complete(context, appended);
+      await this.#askGuard("before-call", context);
+      let assistant: AssistantMessage;
+      try {
+        assistant = await this.#complete(context, appended);
+      } catch (error) {
+        // One more try, only when the guard replaced the history (e.g. compacted a prompt too long).
+        if (context.signal.aborted || !(await this.#askGuard("call-failed", context, error))) throw error;
+        assistant = await this.#complete(context, appended);
+      }
       await this.#append(assistant, appended);
       if (assistant.usage !== undefined) context.emit({ type: "usage", usage: assistant.usage });
       if (assistant.toolCalls === undefined) {
@@ -231,6 +257,22 @@ export class Worker {
       await this.#runToolCalls(assistant.toolCalls, appended, context);
       throwIfAborted(context);
     }
+  }
+
+  /** Asks the guard (when set) about the next call; true when it replaced the history. */
+  async #askGuard(reason: "before-call" | "call-failed", context: TurnContext, error?: unknown): Promise<boolean> {
+    const guard = this.#guard;
+    if (guard === undefined) return false;
+    const request: LlmRequest = {
+      systemPrompt: this.#systemPrompt!,
+      messages: Object.freeze([...this.#history]),
+      tools: Object.freeze(this.tools.definitions()),
+    };
+    const next = await guard({ reason, request, signal: context.signal, ...(error === undefined ? {} : { error }) });
+    throwIfAborted(context);
+    if (next === undefined) return false;
+    this.#history = checkedHistory(next);
+    return true;
   }
 
   /**
@@ -438,4 +480,45 @@ function abortError(context: TurnContext, cause: unknown): unknown {
     "the turn was stopped; the text that had arrived is kept in the history (marked interrupted), so run() or resume() continues from it",
     { cause: context.signal.reason ?? cause },
   );
+}
+
+/** The messages of a setHistory() (or a guard's new history), each checked and frozen. */
+function checkedHistory(messages: readonly Message[]): Message[] {
+  if (!Array.isArray(messages)) {
+    throw new WorkerError("INVALID_ARGUMENT", "setHistory needs an array of messages");
+  }
+  const next: Message[] = [];
+  for (const [i, value] of messages.entries()) {
+    let message: ReturnType<typeof normalizeMessage>;
+    try {
+      message = normalizeMessage(value);
+    } catch (cause) {
+      throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i} cannot be read: ${errorText(cause)}`, {
+        cause,
+      });
+    }
+    if (typeof message === "string") {
+      throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i}: ${message}`);
+    }
+    next.push(message);
+  }
+  return next;
+}
+
+/** A model's answer checked field by field: the assistant message, or what is wrong with it. */
+function readResponse(response: unknown): AssistantMessage | string {
+  if (typeof response !== "object" || response === null) return "expected an object";
+  try {
+    const { content, toolCalls, usage, reasoning } = response as Record<string, unknown>;
+    if (typeof content !== "string") return `content must be a string, got ${typeof content}`;
+    const calls = normalizeToolCalls(toolCalls);
+    if (typeof calls === "string") return calls;
+    const counted = normalizeUsage(usage);
+    if (typeof counted === "string") return counted;
+    const thought = normalizeReasoning(reasoning);
+    if (typeof thought === "string") return thought;
+    return assistantMessage(content, calls, counted, { reasoning: thought });
+  } catch (cause) {
+    return `it could not be read: ${errorText(cause)}`;
+  }
 }

@@ -236,7 +236,10 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
         if (callOptions.onEvent === undefined && options.onText === undefined) {
           const result = await withRetries(() => spec.doGenerate(call), retries);
           report(result.warnings);
-          return answer(result.content, result.usage, kind);
+          return {
+            ...answer(result.content, result.usage, kind),
+            ...responseMeta(result.response, result.finishReason),
+          };
         }
         const { stream, response } = await withRetries(
           () => spec.doStream({ ...call, includeRawChunks: false }),
@@ -360,6 +363,7 @@ async function readStream(
   const calls: SpecToolCall[] = [];
   const thinking = new Map<string, { text: string; data: Record<string, Record<string, JSONValue>> }>();
   let usage: LanguageModelV3Usage | undefined;
+  let meta: ResponseMeta = {};
   let failure: { error: unknown } | undefined;
   let done = false;
   try {
@@ -403,6 +407,10 @@ async function readStream(
           break;
         case "finish":
           usage = part.usage;
+          meta = { ...meta, ...responseMeta(undefined, part.finishReason) };
+          break;
+        case "response-metadata":
+          meta = { ...meta, ...responseMeta(part, undefined) };
           break;
         case "stream-start":
           report(part.warnings);
@@ -423,7 +431,27 @@ async function readStream(
     provider: kind,
     ...(Object.keys(entry.data).length === 0 ? {} : { data: entry.data }),
   }));
-  return response(text, calls, usage, reasoning);
+  return { ...response(text, calls, usage, reasoning), ...meta };
+}
+
+/** What telemetry reports of an answer besides its content: the model that answered, its id, why it stopped. */
+type ResponseMeta = Pick<LlmResponse, "model" | "responseId" | "finishReason">;
+
+function responseMeta(
+  response: { readonly id?: string | undefined; readonly modelId?: string | undefined } | undefined,
+  finishReason: unknown,
+): ResponseMeta {
+  const meta: { -readonly [K in keyof ResponseMeta]: ResponseMeta[K] } = {};
+  if (typeof response?.modelId === "string") meta.model = response.modelId;
+  if (typeof response?.id === "string") meta.responseId = response.id;
+  // Specification v3 gives the provider's own reason (`end_turn`, `tool_use`, …) besides a unified one.
+  if (typeof finishReason === "string") meta.finishReason = finishReason;
+  else if (typeof finishReason === "object" && finishReason !== null) {
+    const { raw, unified } = finishReason as { raw?: unknown; unified?: unknown };
+    if (typeof raw === "string") meta.finishReason = raw;
+    else if (typeof unified === "string") meta.finishReason = unified;
+  }
+  return meta;
 }
 
 function response(

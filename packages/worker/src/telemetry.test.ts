@@ -114,6 +114,7 @@ describe("worker spans (GenAI semantic conventions)", () => {
       "gen_ai.tool.call.id": "call-1",
       "gen_ai.tool.type": "function",
       "gen_ai.tool.description": "Echoes its input.",
+      "gen_ai.conversation.id": "conv-1",
     });
     // The tool ran between the two model calls.
     expect(tool!.startTime >= chats[0]!.endTime || tool!.startTime[0] >= chats[0]!.endTime[0]).toBe(true);
@@ -220,7 +221,8 @@ describe("worker spans (GenAI semantic conventions)", () => {
   });
 
   it("names error.type by our code, the wrapped provider code of a client failure, or _OTHER", () => {
-    expect(errorType(new InsomniaError("UNKNOWN_TOOL", "x"))).toBe("UNKNOWN_TOOL");
+    class ToolError extends InsomniaError<"UNKNOWN_TOOL"> {}
+    expect(errorType(new ToolError("UNKNOWN_TOOL", "x"))).toBe("UNKNOWN_TOOL");
     const wrapped = Object.assign(new Error("x"), { code: "CLIENT_FAILED", cause: { code: "CONTEXT_OVERFLOW" } });
     expect(errorType(wrapped)).toBe("CONTEXT_OVERFLOW");
     expect(errorType(new TypeError("x"))).toBe("TypeError");

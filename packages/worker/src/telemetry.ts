@@ -142,6 +142,9 @@ export function startTurn(telemetry: ResolvedTelemetry): TurnTrace {
     },
     end(error) {
       if (!span.isRecording()) return;
+      // A new conversation gets its id while its first turn runs (a pod creates its log then).
+      const known = conversationId ?? conversationOf(settings);
+      if (conversationId === undefined && known !== undefined) span.setAttribute("gen_ai.conversation.id", known);
       span.setAttributes(totals);
       if (error !== undefined) recordFailure(span, error);
       span.end();
@@ -165,7 +168,7 @@ export function usageAttributes(usage: LlmUsage | undefined): Attributes {
   return attributes;
 }
 
-/** Where a model call's span goes: under a turn, or (a call outside a turn, e.g. a compaction's summary) the active span. */
+/** Where a model or tool call's span goes: under a turn, or (a call outside a turn, e.g. a compaction's summary) the active span. */
 export interface ChatTraceParent {
   readonly context?: Context | undefined;
   readonly conversationId?: string | undefined;
@@ -227,16 +230,18 @@ export function startTool(
   telemetry: ResolvedTelemetry,
   call: ToolCall,
   describe: () => string | undefined,
-  parent: Context | undefined,
+  parent: ChatTraceParent = {},
 ): { span: Span; context: Context; end(result: ToolMessage, error: unknown): void } {
-  const { tracer, captureContent } = telemetry;
-  const base = parent ?? otelContext.active();
+  const { tracer, captureContent, settings } = telemetry;
+  const base = parent.context ?? otelContext.active();
+  const conversationId = parent.conversationId ?? conversationOf(settings);
   const attributes: Attributes = {
     "gen_ai.operation.name": "execute_tool",
     "gen_ai.tool.name": call.name,
     "gen_ai.tool.call.id": call.id,
     "gen_ai.tool.type": "function",
   };
+  if (conversationId !== undefined) attributes["gen_ai.conversation.id"] = conversationId;
   const span = tracer.startSpan(`execute_tool ${call.name}`, { kind: SpanKind.INTERNAL, attributes }, base);
   if (span.isRecording()) {
     const description = describe();

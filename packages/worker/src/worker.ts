@@ -396,7 +396,7 @@ export class Worker {
           this.#telemetry,
           call,
           () => this.tools.definitions().find((d) => d.name === call.name)?.description,
-          trace.context,
+          trace,
         );
         result = await within(span.context, () => this.tools.call(call, { signal: context.signal }));
         if (context.signal.aborted && result.isError === true) result = interruptedResult(call);

@@ -19,6 +19,9 @@ import { registerMcpTools } from "../mcp-tools.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
 import { hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
+import { conversationRoot } from "../trace-conversation.ts";
+import type { Tracing } from "../tracing.ts";
+import { FORCED_EXIT_FLUSH_MS, flushTracing, startTracing } from "../tracing.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
@@ -69,13 +72,25 @@ export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
   const images = await readImages(options.images ?? [], io.cwd);
   const text = await readInput(options.input, io);
   const input: UserInput | string = images.length === 0 ? text : { text, images };
-  return session(options, io, { input, fresh: options.new, reasoning: options.reasoning === true });
+  return traced(io, (tracing) =>
+    session(options, io, { input, fresh: options.new, reasoning: options.reasoning === true, tracing }),
+  );
 }
 
 /** `pod resume`: continues an interrupted turn of the latest conversation. */
 export async function runResume(options: ResumeOptions, io: CliIo): Promise<number> {
   preload();
-  return session(options, io, { reasoning: options.reasoning === true });
+  return traced(io, (tracing) => session(options, io, { reasoning: options.reasoning === true, tracing }));
+}
+
+/** Runs a command with spans exported when an OTLP endpoint is configured, flushed before it returns or throws. */
+async function traced(io: CliIo, command: (tracing: Tracing | undefined) => Promise<number>): Promise<number> {
+  const tracing = await startTracing(io.env, (warning) => writeWarning(io, styleFor(io.stderr, io.env), warning));
+  try {
+    return await command(tracing);
+  } finally {
+    await flushTracing(tracing);
+  }
 }
 
 /** Reads and checks each `--image FILE` (png, jpeg, gif, webp by their bytes; at most 5 MiB). */
@@ -137,11 +152,15 @@ async function readInput(words: readonly string[], io: CliIo): Promise<string> {
 }
 
 /** The first Ctrl-C stops the turn (what was logged stays); a second one ends the process. */
-function interruption(io: CliIo): { signal: AbortSignal; stop(): void } {
+function interruption(io: CliIo, tracing: Tracing | undefined): { signal: AbortSignal; stop(): void } {
   if (io.signal !== undefined) return { signal: io.signal, stop() {} };
   const controller = new AbortController();
   const onSigint = (): void => {
-    if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED);
+    if (controller.signal.aborted) {
+      // The spans that ended are sent first, for a moment at most.
+      void flushTracing(tracing, FORCED_EXIT_FLUSH_MS).finally(() => process.exit(EXIT_INTERRUPTED));
+      return;
+    }
     controller.abort();
   };
   process.on("SIGINT", onSigint);
@@ -150,7 +169,7 @@ function interruption(io: CliIo): { signal: AbortSignal; stop(): void } {
 
 type SessionOptions = StoreOptions & { now?: Date };
 /** A `pod run` turn (`input` set) or a `pod resume` (no input). */
-type Turn = { input?: string | UserInput; fresh?: boolean; reasoning: boolean };
+type Turn = { input?: string | UserInput; fresh?: boolean; reasoning: boolean; tracing?: Tracing | undefined };
 
 async function session(options: SessionOptions, io: CliIo, turn: Turn): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
@@ -205,9 +224,12 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     );
   }
 
+  // Spans name the conversation as pod log does (its first segment); only looked up when they are exported.
+  const conversationId =
+    turn.tracing === undefined || latest === undefined ? undefined : await conversationRoot(store, latest);
   const [
     { aiSdkClient, AiSdkError, DEFAULT_MAX_RETRIES },
-    { Worker, WorkerError },
+    { Worker, WorkerError, contentCaptureFromEnv },
     { Pod, SUMMARY_PREFIX, callCost, priceOf, usageTotals },
     { PromptLoader },
     model,
@@ -218,7 +240,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     import("@insomnia/prompt-loader"),
     languageModel(choice, key, io.env),
   ]);
-  const interrupt = interruption(io);
+  const interrupt = interruption(io, turn.tracing);
   let pod: Pod | undefined;
   let mcp: RunMcpTools | undefined;
   try {
@@ -233,7 +255,18 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       cacheKey: () => (pod?.segmentId === undefined ? undefined : promptCacheKey(manifest, pod.segmentId)),
       onWarning: (warning) => writeWarning(io, style, { code: "PROVIDER_WARNING", message: warning.message }),
     });
-    const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });
+    const worker = new Worker({
+      client,
+      maxIterations: manifest.worker.max_turns,
+      telemetry: {
+        providerName: choice.kind,
+        requestModel: choice.model,
+        agentName: manifest.pod.name,
+        // A new conversation's id is its first segment, created when the first turn starts.
+        conversationId: () => conversationId ?? pod?.segmentId,
+        captureMessageContent: contentCaptureFromEnv(io.env),
+      },
+    });
     mcp = registerMcpTools(worker, {
       manifest,
       env: io.env,

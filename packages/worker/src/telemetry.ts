@@ -38,12 +38,12 @@ export interface WorkerTelemetry {
 }
 
 /** Values of the content opt-in variable that record content on spans (we emit no events). */
-const CAPTURE_ON_SPANS = new Set(["true", "span_only", "span_and_event"]);
+const CAPTURE_ON_SPANS = new Set(["TRUE", "SPAN_ONLY", "SPAN_AND_EVENT"]);
 
 /** Whether `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` in `env` opts in to content on spans. */
 export function contentCaptureFromEnv(env: Readonly<Record<string, string | undefined>>): boolean {
   const value = env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT;
-  return value !== undefined && CAPTURE_ON_SPANS.has(value.trim().toLowerCase());
+  return value !== undefined && CAPTURE_ON_SPANS.has(value.trim().toUpperCase());
 }
 
 /** The worker's telemetry settings, checked and resolved once. */

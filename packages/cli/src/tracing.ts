@@ -65,6 +65,24 @@ export async function startTracing(
   return startOtlpTracing(request.protocol);
 }
 
+/** Where a provider's requests go, for the `server.address` and `server.port` of model-call spans. */
+export function providerServer(
+  kind: string,
+  baseURL: string | undefined,
+): { serverAddress?: string; serverPort?: number } {
+  const url =
+    baseURL ??
+    (kind === "anthropic" ? "https://api.anthropic.com" : kind === "openai" ? "https://api.openai.com" : undefined);
+  if (url === undefined) return {};
+  try {
+    const { hostname, port, protocol } = new URL(url);
+    const known = port === "" ? (protocol === "https:" ? 443 : protocol === "http:" ? 80 : undefined) : Number(port);
+    return { serverAddress: hostname, ...(known === undefined ? {} : { serverPort: known }) };
+  } catch {
+    return {};
+  }
+}
+
 /** How long a flush may hold up an exit forced by a second Ctrl-C. */
 export const FORCED_EXIT_FLUSH_MS = 2000;
 

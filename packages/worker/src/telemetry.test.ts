@@ -23,6 +23,8 @@ function traced(client: LlmClient, telemetry: Omit<WorkerTelemetry, "tracerProvi
     telemetry: {
       providerName: "anthropic",
       requestModel: "claude-sonnet-4-5",
+      serverAddress: "api.anthropic.com",
+      serverPort: 443,
       agentName: "reviewer",
       conversationId: () => "conv-1",
       captureMessageContent: false,
@@ -95,6 +97,8 @@ describe("worker spans (GenAI semantic conventions)", () => {
       "gen_ai.operation.name": "chat",
       "gen_ai.provider.name": "anthropic",
       "gen_ai.request.model": "claude-sonnet-4-5",
+      "server.address": "api.anthropic.com",
+      "server.port": 443,
       "gen_ai.agent.name": "reviewer",
       "gen_ai.conversation.id": "conv-1",
       "gen_ai.response.model": "claude-sonnet-4-5-20250929",

@@ -24,6 +24,9 @@ export interface WorkerTelemetry {
   readonly agentName?: string | undefined;
   /** `gen_ai.agent.id`. */
   readonly agentId?: string | undefined;
+  /** `server.address` of a model call: the provider's host (with `serverPort`, `server.port`). */
+  readonly serverAddress?: string | undefined;
+  readonly serverPort?: number | undefined;
   /** `gen_ai.conversation.id`, read when a turn starts (it may become known only then). */
   readonly conversationId?: (() => string | undefined) | string | undefined;
   /**
@@ -192,14 +195,11 @@ export function startChat(telemetry: ResolvedTelemetry, request: LlmRequest, par
   const conversationId = parent.conversationId ?? conversationOf(settings);
   const name = settings.requestModel === undefined ? "chat" : `chat ${settings.requestModel}`;
   const base = parent.context ?? otelContext.active();
-  const span = tracer.startSpan(
-    name,
-    {
-      kind: SpanKind.CLIENT,
-      attributes: { "gen_ai.operation.name": "chat", ...sharedAttributes(settings, conversationId) },
-    },
-    base,
-  );
+  const attributes: Attributes = { "gen_ai.operation.name": "chat", ...sharedAttributes(settings, conversationId) };
+  if (settings.serverAddress !== undefined) attributes["server.address"] = settings.serverAddress;
+  if (settings.serverAddress !== undefined && settings.serverPort !== undefined)
+    attributes["server.port"] = settings.serverPort;
+  const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, base);
   if (captureContent && span.isRecording()) {
     span.setAttribute("gen_ai.system_instructions", JSON.stringify([{ type: "text", content: request.systemPrompt }]));
     span.setAttribute("gen_ai.input.messages", JSON.stringify(request.messages.map(inputMessage)));

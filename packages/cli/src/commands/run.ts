@@ -21,7 +21,7 @@ import { hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 import { conversationRoot } from "../trace-conversation.ts";
 import type { Tracing } from "../tracing.ts";
-import { FORCED_EXIT_FLUSH_MS, flushTracing, startTracing } from "../tracing.ts";
+import { FORCED_EXIT_FLUSH_MS, flushTracing, providerServer, startTracing } from "../tracing.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
@@ -261,6 +261,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       telemetry: {
         providerName: choice.kind,
         requestModel: choice.model,
+        ...providerServer(choice.kind, choice.baseURL),
         agentName: manifest.pod.name,
         // A new conversation's id is its first segment, created when the first turn starts.
         conversationId: () => conversationId ?? pod?.segmentId,

@@ -151,6 +151,8 @@ describe("pod run exports spans over OTLP/HTTP", () => {
         "gen_ai.provider.name": "anthropic",
         "gen_ai.request.model": MODEL,
         "gen_ai.response.model": MODEL,
+        "server.address": "127.0.0.1",
+        "server.port": Number(new URL(fake!.baseURL).port),
       });
       expect(chat.attributes["gen_ai.response.id"]).toMatch(/^msg_/);
     }

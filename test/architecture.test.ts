@@ -61,6 +61,7 @@ const allowed: Record<string, readonly string[]> = {
     // The OTLP export of pod run, loaded only when an endpoint is set (src/otlp-sdk.ts).
     "@opentelemetry/api",
     "@opentelemetry/sdk-trace-base",
+    "@opentelemetry/context-async-hooks",
     "@opentelemetry/resources",
     "@opentelemetry/exporter-trace-otlp-http",
     "@opentelemetry/exporter-trace-otlp-proto",

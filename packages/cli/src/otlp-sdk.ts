@@ -1,5 +1,6 @@
 // Loaded only when an OTLP endpoint is configured (src/tracing.ts): the SDK and both OTLP/HTTP exporters.
-import { trace } from "@opentelemetry/api";
+import { context, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
@@ -20,10 +21,14 @@ export function startOtlpTracing(protocol: OtlpProtocol): Tracing {
     .merge(detectResources({ detectors: [envDetector] }));
   const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   trace.setGlobalTracerProvider(provider);
+  // So a span started beneath a turn's work (a compaction's summary call) finds the turn as its parent.
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
   return {
     async shutdown() {
       await provider.shutdown();
       trace.disable();
+      context.disable();
     },
   };
 }

@@ -197,7 +197,8 @@ export class Worker {
   async #turn(user: UserMessage | undefined, options: TurnOptions): Promise<TurnResult> {
     const trace = startTurn(this.#telemetry);
     try {
-      const result = await this.#turnSteps(user, options, trace);
+      // Spans started by code the turn calls (a message listener, a call guard) nest under it.
+      const result = await within(trace.context, () => this.#turnSteps(user, options, trace));
       trace.end();
       return result;
     } catch (error) {

@@ -236,12 +236,14 @@ describe("pod run exports spans over OTLP/HTTP", () => {
     expect(chat.status.message).toContain("401");
   });
 
-  test("ctrl_c_mid_answer_flushes_the_interrupted_turn_marked_aborted", async () => {
+  test("ctrl_c_mid_answer_flushes_the_interrupted_turn_marked_aborted_and_pod_resume_is_traced_too", async () => {
     let open!: () => void;
     const hold = new Promise<void>((resolve) => {
       open = resolve;
     });
-    const env = await workspace(() => ({ pieces: ["Hel", "lo"], hold }));
+    const env = await workspace((_request, index) =>
+      index === 0 ? { pieces: ["Hel", "lo"], hold } : { text: "lo there", usage: { input: 12, output: 3 } },
+    );
     const run = await new Promise<PodRun>((resolve) => {
       const child = spawn(process.execPath, [BIN, "run", "hi"], {
         cwd: box.ws,
@@ -269,6 +271,17 @@ describe("pod run exports spans over OTLP/HTTP", () => {
     expect(chat.parentSpanId).toBe(turn.spanId);
     for (const span of [turn, chat])
       expect([span.status.code, span.attributes["error.type"]]).toEqual([ERROR, "ABORTED"]);
+
+    // pod resume continues the turn: its own turn span, in the same conversation.
+    const before = receiver!.spans().length;
+    const resumed = await runPod(["resume"], { cwd: box.ws, env: { ...env, ...otel("http/protobuf") } });
+    expect(resumed.code).toBe(0);
+    const again = receiver!.spans().slice(before);
+    expect(again.map((s) => s.name).sort()).toEqual([`chat ${MODEL}`, "invoke_agent tracer"]);
+    const resumedTurn = one(again, "invoke_agent tracer");
+    expect(resumedTurn.status.code).not.toBe(ERROR);
+    expect(resumedTurn.attributes["gen_ai.conversation.id"]).toBe(turn.attributes["gen_ai.conversation.id"]);
+    expect(resumedTurn.attributes["gen_ai.usage.output_tokens"]).toBe(3);
   });
 
   test("message_content_is_on_the_spans_only_with_the_genai_opt_in", async () => {

@@ -20,15 +20,17 @@ export function startOtlpTracing(protocol: OtlpProtocol): Tracing {
     .merge(resourceFromAttributes({ "service.name": "pod", "service.version": VERSION }))
     .merge(detectResources({ detectors: [envDetector] }));
   const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
-  trace.setGlobalTracerProvider(provider);
+  // A host process (main() called in a service) that registered its own keeps it: the spans go there.
+  const ownProvider = trace.setGlobalTracerProvider(provider);
   // So a span started beneath a turn's work (a compaction's summary call) finds the turn as its parent.
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
+  const contextManager = new AsyncLocalStorageContextManager();
+  const ownContext = context.setGlobalContextManager(contextManager);
+  if (ownContext) contextManager.enable();
   return {
     async shutdown() {
       await provider.shutdown();
-      trace.disable();
-      context.disable();
+      if (ownProvider) trace.disable();
+      if (ownContext) context.disable();
     },
   };
 }

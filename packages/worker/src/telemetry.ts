@@ -63,7 +63,8 @@ export function resolveTelemetry(settings: WorkerTelemetry | undefined): Resolve
   return {
     tracer: provider.getTracer(TRACER_NAME),
     settings: given,
-    captureContent: given.captureMessageContent ?? contentCaptureFromEnv(process.env),
+    captureContent:
+      given.captureMessageContent ?? (typeof process === "undefined" ? false : contentCaptureFromEnv(process.env)),
   };
 }
 

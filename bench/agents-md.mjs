@@ -7,7 +7,7 @@ import { floorRenderer, trailing } from "./render.mjs";
 import { compare, fmtBytes, fmtMs, fmtRatio, importDist, main, met, result, tempDir } from "./lib.mjs";
 
 const { loadManifest } = await importDist("manifest");
-const { prepareSystemPrompt, materialize, AGENTS_MD_MAX_BYTES } = await importDist("pod");
+const { parsePodPrompt, renderPodPrompt, AGENTS_MD_MAX_BYTES } = await importDist("pod");
 const { BUILTIN_PROMPTS_DIR } = await importDist("prompt-loader");
 
 const KiB = 1024;
@@ -45,7 +45,7 @@ export default async function run(log) {
       await mkdir(cwd, { recursive: true });
       await writeFile(join(cwd, "AGENTS.md"), agentsText(size.bytes));
       const { manifest } = await loadManifest({ cwd, env, userLayer: false });
-      const prepared = await prepareSystemPrompt(manifest, { env });
+      const prepared = await parsePodPrompt(manifest, { env });
       const scope = prepared.scope.toData();
       const data = {
         date: "2026-11-30",
@@ -55,7 +55,7 @@ export default async function run(log) {
         scope,
         tools: [...TOOLS].sort(),
       };
-      const once = await materialize(prepared, { tools: TOOLS, now: NOW });
+      const once = await renderPodPrompt(prepared, { tools: TOOLS, now: NOW });
       const file = join(cwd, "AGENTS.md");
       // The floor: read at most cap + 1 bytes with one open/read/close, decode, render raw, concatenate.
       const reference = async () => {
@@ -76,7 +76,7 @@ export default async function run(log) {
       log(`AGENTS.md ${size.label}: prompt ${once.prompt.length} chars…`);
       const timing = await compare(
         {
-          ours: () => materialize(prepared, { tools: TOOLS, now: NOW }),
+          ours: () => renderPodPrompt(prepared, { tools: TOOLS, now: NOW }),
           reference,
         },
         { time: 500, rounds: 3, batch: 5 },
@@ -125,7 +125,7 @@ export default async function run(log) {
     return result(3, "AGENTS.md: materialization time and bytes copied", {
       rows,
       notes: [
-        "Ours: `materialize(prepared, { tools, now })` of @insomnia/pod with the instruction parsed once (`prepareSystemPrompt`): reads `<cwd>/AGENTS.md` (lstat, realpath, scope check, stat, open, fstat, read ≤ 64 KiB + 1, strict UTF-8 decode, cut at a code point), renders the default instruction, builds the scope summary data and assembles the prompt. The empty file counts as absent (no section).",
+        "Ours: `renderPodPrompt(prepared, { tools, now })` of @insomnia/pod with the instruction parsed once (`parsePodPrompt`): reads `<cwd>/AGENTS.md` (lstat, realpath, scope check, stat, open, fstat, read ≤ 64 KiB + 1, strict UTF-8 decode, cut at a code point), renders the default instruction, builds the scope summary data and assembles the prompt. The empty file counts as absent (no section).",
         "Reference (the floor): one `open` + one `read` of at most cap + 1 bytes + `close`, strict UTF-8 decode, raw Handlebars render of the same template with pre-formatted data, and the same trailing concatenation. The issue names no goal for the time; the goals shown are that an over-cap file costs no more than one at the cap and that at most 64 KiB are copied.",
         `Output check: the reference prompt equals ours up to the AGENTS.md truncation notice: ${measured.every((m) => m.samePrefix) ? "yes" : "NO"}.`,
         "Median of 3 rotated tinybench rounds, batches of 5 calls.",

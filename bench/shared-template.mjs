@@ -7,7 +7,7 @@ import { floorRenderer, trailing } from "./render.mjs";
 import { fmtBytes, fmtMs, fmtRatio, importDist, main, median, met, result, tempDir } from "./lib.mjs";
 
 const { loadManifest } = await importDist("manifest");
-const { Pod, MemorySegmentStore, prepareSystemPrompt, materialize } = await importDist("pod");
+const { Pod, MemorySegmentStore, parsePodPrompt, renderPodPrompt } = await importDist("pod");
 const { Worker } = await importDist("worker");
 const { templateCacheStats, clearTemplateCache } = await importDist("template");
 const { BUILTIN_PROMPTS_DIR } = await importDist("prompt-loader");
@@ -48,7 +48,7 @@ export default async function run(log) {
   const env = { HOME: cwd, XDG_CONFIG_HOME: join(cwd, "config") };
   try {
     const { manifest } = await loadManifest({ cwd, env, userLayer: false });
-    const prepared = await prepareSystemPrompt(manifest, { env });
+    const prepared = await parsePodPrompt(manifest, { env });
     const scope = prepared.scope.toData();
     const floor = floorRenderer(readFileSync(join(BUILTIN_PROMPTS_DIR, "default.md"), "utf8"));
     const data = {
@@ -59,8 +59,8 @@ export default async function run(log) {
       scope,
       tools: [...TOOLS].sort(),
     };
-    const expected = (await materialize(prepared, { tools: TOOLS, now: NOW })).prompt;
-    if (trailing(floor(data), scope.summary) !== expected) throw new Error("raw Handlebars and materialize differ");
+    const expected = (await renderPodPrompt(prepared, { tools: TOOLS, now: NOW })).prompt;
+    if (trailing(floor(data), scope.summary) !== expected) throw new Error("raw Handlebars and renderPodPrompt differ");
 
     // The floor: the same prompt rendered and kept 10,000 times (flattened, as a real
     // consumer that writes it somewhere gets it).
@@ -71,8 +71,8 @@ export default async function run(log) {
         s.charCodeAt(0);
         return s;
       });
-    log("materialize(prepared) 10,000 times (one parsed template)…");
-    const sharedRun = () => rounds(3, async () => (await materialize(prepared, { tools: TOOLS, now: NOW })).prompt);
+    log("renderPodPrompt(prepared) 10,000 times (one parsed template)…");
+    const sharedRun = () => rounds(3, async () => (await renderPodPrompt(prepared, { tools: TOOLS, now: NOW })).prompt);
     log("Pod.fromManifest + materialize, 10,000 pods kept alive…");
     const podRun = async () => {
       clearTemplateCache();
@@ -114,7 +114,7 @@ export default async function run(log) {
           met: met(pods.cache.misses === 1),
         },
         {
-          figure: "`materialize(prepared)` × 10,000 (the shared-template render path), time each",
+          figure: "`renderPodPrompt(prepared)` × 10,000 (the shared-template render path), time each",
           ours: fmtMs(shared.ms),
           reference: `raw Handlebars render + concat: ${fmtMs(floorResult.ms)}`,
           ratio: fmtRatio(shared.ms / floorResult.ms),
@@ -122,7 +122,7 @@ export default async function run(log) {
           met: "—",
         },
         {
-          figure: "`materialize(prepared)` × 10,000, heap per prompt kept",
+          figure: "`renderPodPrompt(prepared)` × 10,000, heap per prompt kept",
           ours: fmtBytes(shared.bytes),
           reference: `one rendered prompt string kept: ${fmtBytes(floorResult.bytes)}`,
           ratio: fmtRatio(shared.bytes / floorResult.bytes),
@@ -133,7 +133,7 @@ export default async function run(log) {
       notes: [
         `Prompt: the default instruction for an empty workspace (no AGENTS.md), 3 tools, ${Buffer.byteLength(expected)} bytes.`,
         `Pods: 10,000 × \`Pod.fromManifest(manifest, { worker: new Worker(...), store, env })\` then \`pod.materialize()\` (renders, sets the prompt on the worker, writes the segment_start record into one shared \`MemorySegmentStore\`), all pods kept alive until the heap is measured. Each \`fromManifest\` re-loads and re-hashes the instruction file (a parse reads files to see their current content); the template cache served it: ${pods.cache.hits} hits, ${pods.cache.misses} miss over the 10,000 pods, so all pods share one checked and compiled file. One run (it is the slow one).`,
-        "`materialize(prepared)`: one `prepareSystemPrompt` (one parsed template), 10,000 renders through it (AGENTS.md lookup included), each resulting prompt string kept. Median of 3 runs.",
+        "`renderPodPrompt(prepared)`: one `parsePodPrompt` (one parsed template), 10,000 renders through it (AGENTS.md lookup included), each resulting prompt string kept. Median of 3 runs.",
         "Heap: `process.memoryUsage().heapUsed` after two `gc()` calls, before and after, divided by 10,000. Reference: raw Handlebars render of the same template + the same trailing concatenation, flattened, 10,000 strings kept; median of 3 runs.",
       ],
     });

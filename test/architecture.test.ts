@@ -14,9 +14,14 @@ const packagesDir = join(root, "packages");
  */
 const allowed: Record<string, readonly string[]> = {
   errors: [],
-  scope: ["@insomnia/errors"],
-  manifest: ["@insomnia/errors", "yaml", "valibot"],
-  "prompt-loader": ["@insomnia/errors"],
+  // Reading a file inside a root, and the path containment it checks with: no package of ours.
+  "safe-read": [],
+  scope: ["@insomnia/errors", "@insomnia/safe-read"],
+  // The one safe YAML reader: the manifest's layers and overlays, and SKILL.md frontmatter.
+  "safe-yaml": ["yaml"],
+  // yaml: its property test compares with the plain yaml parser.
+  manifest: ["@insomnia/errors", "@insomnia/safe-read", "@insomnia/safe-yaml", "valibot", "yaml"],
+  "prompt-loader": ["@insomnia/errors", "@insomnia/safe-read"],
   template: ["@insomnia/errors", "@insomnia/prompt-loader", "handlebars"],
   // Spans: the OpenTelemetry API only (design.md Part 3, "Cost and telemetry").
   worker: ["@insomnia/errors", "@opentelemetry/api"],
@@ -24,12 +29,13 @@ const allowed: Record<string, readonly string[]> = {
   // The @types packages are there because the published .d.ts import pg and json-schema (types only).
   "segment-store-postgres": ["@insomnia/errors", "@insomnia/segment-store", "pg", "@types/pg"],
   "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider", "@types/json-schema"],
-  skills: ["@insomnia/errors", "@insomnia/manifest"],
-  "fs-tools": ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
+  skills: ["@insomnia/errors", "@insomnia/safe-read", "@insomnia/safe-yaml"],
+  "fs-tools": ["@insomnia/errors", "@insomnia/safe-read", "@insomnia/scope", "@insomnia/worker"],
   mcp: ["@insomnia/errors", "@insomnia/worker", "@modelcontextprotocol/sdk"],
-  sandbox: ["@insomnia/errors", "@insomnia/scope", "@insomnia/worker"],
+  sandbox: ["@insomnia/errors", "@insomnia/safe-read", "@insomnia/scope", "@insomnia/worker"],
   pod: [
     "@insomnia/errors",
+    "@insomnia/safe-read",
     "@insomnia/scope",
     "@insomnia/manifest",
     "@insomnia/prompt-loader",
@@ -40,6 +46,7 @@ const allowed: Record<string, readonly string[]> = {
   ],
   cli: [
     "@insomnia/errors",
+    "@insomnia/safe-read",
     "@insomnia/pod",
     "@insomnia/manifest",
     "@insomnia/prompt-loader",

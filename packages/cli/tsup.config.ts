@@ -27,8 +27,8 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
  *   use with `createRequire(import.meta.url)(...)`, which a bundler cannot follow. Those calls
  *   become plain `require("<same specifier>")`, which the vendor plugin points at their files.
  * - @insomnia/template reads `prebuilt-asts.json` next to its code: copied into the output dir.
- * - @insomnia/prompt-loader's builtin prompts are `../prompts/` of its code: in the bundle they
- *   are `./prompts/` of the output dir, where they are copied.
+ * - @insomnia/prompt-loader looks for its builtin prompts beside its module first: they are
+ *   copied into the output dir, beside the bundle.
  * Each rewrite must match exactly as often as stated, so a change in a library fails this
  * build instead of shipping a bin that cannot find its files.
  */
@@ -40,10 +40,8 @@ interface Rewrite {
 }
 
 const REWRITES: Record<string, readonly Rewrite[]> = {
-  manifest: [
-    { from: 'require2("yaml")', to: 'require("yaml")', count: 1 },
-    { from: 'require2("valibot")', to: 'require("valibot")', count: 1 },
-  ],
+  manifest: [{ from: 'require2("valibot")', to: 'require("valibot")', count: 1 }],
+  "safe-yaml": [{ from: 'require2("yaml")', to: 'require("yaml")', count: 1 }],
   template: [
     {
       from: "createRequire(import.meta.url)(PARSER_FILE)",
@@ -56,12 +54,9 @@ const REWRITES: Record<string, readonly Rewrite[]> = {
       count: 1,
     },
   ],
-  "prompt-loader": [
-    { from: 'new URL("../prompts/", import.meta.url)', to: 'new URL("./prompts/", import.meta.url)', count: 1 },
-  ],
 };
 
-const LIBRARY_DIST = /[\\/](manifest|template|prompt-loader)[\\/]dist[\\/]index\.js$/;
+const LIBRARY_DIST = /[\\/](manifest|safe-yaml|template|prompt-loader)[\\/]dist[\\/]index\.js$/;
 
 function occurrences(text: string, part: string): number {
   return text.split(part).length - 1;
@@ -116,7 +111,7 @@ interface Vendor {
 }
 
 const VENDORS: readonly Vendor[] = [
-  { name: "yaml", specifier: "yaml", from: "../manifest", build: "require" },
+  { name: "yaml", specifier: "yaml", from: "../safe-yaml", build: "require" },
   { name: "valibot", specifier: "valibot", from: "../manifest", build: "require" },
   {
     name: "handlebars-parser",

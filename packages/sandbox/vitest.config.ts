@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { TEST_TIMEOUT_MS } from "../../test/support/property-runs.ts";
 import { sandboxGate } from "../../test/support/sandbox-gate.ts";
 
 const gate = sandboxGate();
@@ -11,8 +12,7 @@ export default defineConfig({
     // Tests that run bwrap are named *.sandbox.test.ts; without bubblewrap only those are left out.
     exclude: gate.available ? [] : ["src/**/*.sandbox.test.ts"],
     passWithNoTests: true,
-    // Generous: a timeout here only catches hangs; the suites run side by side on 2 cores in CI.
-    testTimeout: 300_000,
-    hookTimeout: 300_000,
+    testTimeout: TEST_TIMEOUT_MS,
+    hookTimeout: TEST_TIMEOUT_MS,
   },
 });

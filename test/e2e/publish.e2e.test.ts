@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -91,8 +91,72 @@ function consumerProject(name: string): string {
   return dir;
 }
 
-function npmInstall(dir: string, specs: string[]): void {
-  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...specs], { cwd: dir });
+/** Runs a command without blocking, failing with its output when it exits non-zero. */
+function runAsync(command: string, args: string[], options: { cwd: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      command,
+      args,
+      { cwd: options.cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${command} ${args.join(" ")} failed (${error.code}):\n${stdout}\n${stderr}`));
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+/** How many consumer installs run at once: they wait on the registry and the disk more than on a core. */
+const PARALLEL_INSTALLS = 4;
+let installsRunning = 0;
+const installQueue: (() => void)[] = [];
+const installs = new Map<string, Promise<string>>();
+
+/** A consumer project with `specs` installed from the registry (started once, shared by the test that needs it). */
+function installed(name: string, specs: string[]): Promise<string> {
+  let install = installs.get(name);
+  if (install === undefined) {
+    install = (async () => {
+      if (installsRunning >= PARALLEL_INSTALLS) await new Promise<void>((go) => installQueue.push(go));
+      installsRunning += 1;
+      try {
+        const dir = consumerProject(name);
+        await runAsync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...specs], { cwd: dir });
+        return dir;
+      } finally {
+        installsRunning -= 1;
+        installQueue.shift()?.();
+      }
+    })();
+    // A failure is reported by the test that awaits it, not as an unhandled rejection.
+    install.catch(() => undefined);
+    installs.set(name, install);
+  }
+  return install;
+}
+
+/** Every consumer of the tests below: each installs only what it names, from the registry. */
+const CONSUMERS: ReadonlyArray<readonly [string, string[]]> = [
+  [
+    "consumer-typescript",
+    [
+      "@insomnia/manifest",
+      "@insomnia/pod",
+      "@insomnia/worker",
+      "@insomnia/scope",
+      "@insomnia/segment-store-postgres",
+      "@insomnia/ai-sdk",
+    ],
+  ],
+  ["consumer-template", ["@insomnia/template", "@insomnia/prompt-loader"]],
+  ["consumer-cli", ["@insomnia/cli"]],
+  ...packages.map((name): readonly [string, string[]] => [`consumer-alone-${name}`, [`@insomnia/${name}`]]),
+];
+
+function consumerInstalled(name: string): Promise<string> {
+  const specs = CONSUMERS.find(([consumerName]) => consumerName === name)?.[1];
+  if (specs === undefined) throw new Error(`no consumer named ${name}`);
+  return installed(name, specs);
 }
 
 beforeAll(async () => {
@@ -105,6 +169,8 @@ beforeAll(async () => {
     cwd: copy,
     env: { INSOMNIA_REGISTRY: registry.url, NPM_CONFIG_USERCONFIG: registry.userconfig, TURBO_TELEMETRY_DISABLED: "1" },
   });
+  // The installs are independent: all start now, a few at a time, and each test awaits its own.
+  for (const [name] of CONSUMERS) void consumerInstalled(name);
 });
 
 afterAll(async () => {
@@ -129,11 +195,10 @@ describe("publishing to a private registry", () => {
     }
   });
 
-  test("every package installs alone and loads through import and through require() from CommonJS", () => {
+  test("every package installs alone and loads through import and through require() from CommonJS", async () => {
     const loaded: Record<string, { esm: number; cjs: number }> = {};
     for (const name of packages) {
-      const dir = consumerProject(`consumer-alone-${name}`);
-      npmInstall(dir, [`@insomnia/${name}`]);
+      const dir = await consumerInstalled(`consumer-alone-${name}`);
       writeFileSync(
         join(dir, "esm.mjs"),
         `const m = await import("@insomnia/${name}"); console.log(Object.keys(m).length);`,
@@ -151,18 +216,10 @@ describe("publishing to a private registry", () => {
     expect(Object.keys(loaded).sort()).toEqual([...packages].sort());
   });
 
-  test("a strict TypeScript consumer compiles and runs the README's points from the installed packages", () => {
-    const dir = consumerProject("consumer-typescript");
+  test("a strict TypeScript consumer compiles and runs the README's points from the installed packages", async () => {
     // With skipLibCheck false, every .d.ts these import must resolve its types: the packages
     // declare the type packages their declarations need (@types/pg, @types/json-schema).
-    npmInstall(dir, [
-      "@insomnia/manifest",
-      "@insomnia/pod",
-      "@insomnia/worker",
-      "@insomnia/scope",
-      "@insomnia/segment-store-postgres",
-      "@insomnia/ai-sdk",
-    ]);
+    const dir = await consumerInstalled("consumer-typescript");
     writeFileSync(
       join(dir, "tsconfig.json"),
       JSON.stringify({
@@ -287,9 +344,8 @@ void [storeOptions, open, status, aiSdkClient];
     ]);
   });
 
-  test("template and prompt-loader alone render $insomnia/default from the installed tarball", () => {
-    const dir = consumerProject("consumer-template");
-    npmInstall(dir, ["@insomnia/template", "@insomnia/prompt-loader"]);
+  test("template and prompt-loader alone render $insomnia/default from the installed tarball", async () => {
+    const dir = await consumerInstalled("consumer-template");
     writeFileSync(
       join(dir, "render.mjs"),
       `import { createRequire } from "node:module";
@@ -336,9 +392,8 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     expect(Object.keys(installed.dependencies).sort()).toEqual(["@insomnia/prompt-loader", "@insomnia/template"]);
   });
 
-  test("the cli installs alone and runs pod prompt and pod check from node_modules/.bin", () => {
-    const dir = consumerProject("consumer-cli");
-    npmInstall(dir, ["@insomnia/cli"]);
+  test("the cli installs alone and runs pod prompt and pod check from node_modules/.bin", async () => {
+    const dir = await consumerInstalled("consumer-cli");
     const workspace = join(work, "workspace");
     mkdirSync(join(workspace, ".insomnia", "prompts"), { recursive: true });
     writeFileSync(join(workspace, ".insomnia", "pod.yaml"), 'worker:\n  instruction: "$workspace/main"\n');

@@ -7,10 +7,11 @@ export function propertyRuns(quick: number, deep: number): number {
 }
 
 /**
- * Per-test timeout: a minute still shows a hang quickly, with room for the slowest quick test
- * (about 20 s while every package's suite shares 2 cores); the deep run's full counts take minutes.
+ * Per-test timeout: 30 s shows a hang quickly. The slowest quick test not marked slow takes
+ * about 3 s on the quiet 2-core machine; with six other engineers' builds on it (load 30), 20 s
+ * was crossed, so this is 30 s, not the 20 s issue 28 names. The deep run's counts take minutes.
  */
-export const TEST_TIMEOUT_MS = DEEP_TESTS ? 900_000 : 60_000;
+export const TEST_TIMEOUT_MS = DEEP_TESTS ? 900_000 : 30_000;
 
-/** Timeout of a test that is slow by design (an input at a size limit, every byte offset of a log). */
-export const SLOW_TEST_TIMEOUT_MS = DEEP_TESTS ? 900_000 : 120_000;
+/** Timeout of a test that is slow by design (an input at a size limit, every byte offset of a log, a race of many rounds). */
+export const SLOW_TEST_TIMEOUT_MS = DEEP_TESTS ? 900_000 : 60_000;

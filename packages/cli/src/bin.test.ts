@@ -5,7 +5,8 @@ import { basename, dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { BIN, runPod, useSandbox } from "./__fixtures__/sandbox.ts";
 
-const { box, pod } = useSandbox();
+// The compile cache in the sandbox HOME: these tests look at it.
+const { box, pod } = useSandbox({ ownCompileCache: true });
 const STACK_LINE = /^\s+at /m;
 
 describe("help and version", () => {

@@ -4,7 +4,7 @@ import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { SystemPromptError } from "@insomnia/template";
 import { describe, expect, test } from "vitest";
 import { CliError } from "./cli-error.ts";
-import { classifyError, isRootInstructionError, manifestOriginOf, problemAtManifestOrigin } from "./errors.ts";
+import { classifyError, problemsOf } from "./errors.ts";
 
 describe("classifyError", () => {
   test("manifest_error_is_the_users_with_its_position_and_no_repeated_location", () => {
@@ -149,79 +149,67 @@ describe("classifyError", () => {
   });
 });
 
-describe("problemAtManifestOrigin", () => {
+describe("a pod error about a manifest value", () => {
   const origin = { file: ".insomnia/pod.yaml", line: 2, column: 16 };
-  const origins = { "worker.instruction": origin };
-  const rootFailure = () => {
+  const rootFailure = (at?: typeof origin) => {
     const loader = new PromptLoaderError("UNKNOWN_PREFIX", 'unknown prefix "$foo"', { ref: "$foo/x", index: 0 });
     const inner = new SystemPromptError("INCLUDE_FAILED", 'cannot load instruction "$foo/x": unknown prefix "$foo"', {
       ref: "$foo/x",
       cause: loader,
     });
-    return new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", inner.message, { cause: inner, ref: "$foo/x" });
+    return new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", inner.message, { cause: inner, ref: "$foo/x", origin: at });
   };
 
-  test("root_instruction_failure_moves_to_the_origin", () => {
-    const error = rootFailure();
-    expect(isRootInstructionError(error)).toBe(true);
-    const classified = classifyError(error);
-    if (classified.kind !== "user") throw new Error("expected a user error");
-    expect(classified.problem.file).toBe("$foo/x");
-    expect(problemAtManifestOrigin(error, classified.problem, origins)).toEqual({
-      file: ".insomnia/pod.yaml",
-      line: 2,
-      column: 16,
-      code: "INCLUDE_FAILED",
-      cause: "UNKNOWN_PREFIX",
-      message: 'cannot load instruction "$foo/x": unknown prefix "$foo"',
-      severity: "error",
+  test("is_reported_at_the_origin_it_carries_with_the_inner_code", () => {
+    expect(classifyError(rootFailure(origin))).toEqual({
+      kind: "user",
+      problem: {
+        file: ".insomnia/pod.yaml",
+        line: 2,
+        column: 16,
+        code: "INCLUDE_FAILED",
+        cause: "UNKNOWN_PREFIX",
+        message: 'cannot load instruction "$foo/x": unknown prefix "$foo"',
+        severity: "error",
+      },
     });
-    expect(problemAtManifestOrigin(error, classified.problem, {})).toBe(classified.problem);
   });
 
-  test("include_failures_and_other_errors_stay_where_they_are", () => {
-    const include = new SystemPromptError("INCLUDE_FAILED", "cannot load include", {
+  test("without_an_origin_stays_at_its_reference", () => {
+    // A value no layer set (a default, a hand-built manifest) has no origin.
+    const classified = classifyError(rootFailure());
+    expect(classified.kind === "user" && [classified.problem.file, classified.problem.line]).toEqual([
+      "$foo/x",
+      undefined,
+    ]);
+  });
+
+  test("a_scope_rule_that_cannot_be_resolved_is_shown_at_its_manifest_value", () => {
+    const scopeError = Object.assign(new Error("scope.allow[1]: cannot be resolved"), {
+      code: "INVALID_RULE",
+      rule: "scope.allow[1]",
+      [Symbol.for("insomnia.scope.error")]: true,
+    });
+    const target = { file: "--overlay", line: 1, column: 30 };
+    const error = new PodError("INVALID_SCOPE", "invalid scope", { cause: scopeError, origin: target });
+    const classified = classifyError(error);
+    expect(classified.kind === "user" && classified.problem).toMatchObject({ ...target, code: "INVALID_RULE" });
+  });
+
+  test("problems_of_a_template_parse_list_every_problem_found", () => {
+    const first = new SystemPromptError("SYNTAX", "unclosed", { ref: "$workspace/main", file: "/w/main.md", line: 1 });
+    const second = new SystemPromptError("UNKNOWN_VARIABLE", "unknown variable", {
       ref: "$workspace/main",
       file: "/w/main.md",
       line: 3,
-      column: 1,
     });
-    const wrapped = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", include.message, {
-      cause: include,
-      ref: "$workspace/main",
-      line: 3,
-      column: 1,
-    });
-    const syntax = new SystemPromptError("SYNTAX", "unclosed", { ref: "$workspace/main", file: "/w/main.md" });
-    for (const error of [include, wrapped, syntax, new PodError("INVALID_SCOPE", "bad rule")]) {
-      expect(isRootInstructionError(error)).toBe(false);
-      const problem = { file: "/w/main.md", code: "X", message: "m", severity: "error" as const };
-      expect(problemAtManifestOrigin(error, problem, origins)).toBe(problem);
-    }
-  });
-
-  test("a_scope_rule_or_pwd_that_cannot_be_resolved_moves_to_its_manifest_value", () => {
-    const scopeError = (code: string, details: { rule?: string; path?: string }) =>
-      Object.assign(new Error(`${details.rule ?? "base"}: cannot be resolved`), {
-        code,
-        ...details,
-        [Symbol.for("insomnia.scope.error")]: true,
-      });
-    const target = { file: "--overlay", line: 1, column: 30 };
-    const pwd = { file: ".insomnia/pod.yaml", line: 2, column: 8 };
-    const all = { ...origins, "scope.allow[1].target": target, "scope.allow[1].permission": origin, "pod.pwd": pwd };
-    const rule = new PodError("INVALID_SCOPE", "invalid scope", {
-      cause: scopeError("INVALID_RULE", { rule: "scope.allow[1]" }),
-    });
-    const base = new PodError("INVALID_SCOPE", "invalid scope", {
-      cause: scopeError("INVALID_BASE", { path: "/loop" }),
-    });
-    expect([manifestOriginOf(rule, all), manifestOriginOf(base, all)]).toEqual([target, pwd]);
-    const classified = classifyError(rule);
+    Object.defineProperty(first, "problems", { value: [first, second] });
+    const wrapped = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", first.message, { cause: first });
+    const classified = classifyError(wrapped);
     if (classified.kind !== "user") throw new Error("expected a user error");
-    expect(problemAtManifestOrigin(rule, classified.problem, all)).toMatchObject({ ...target, code: "INVALID_RULE" });
-    // A rule or pwd no layer set (defaults) has no origin: the problem stays as it was.
-    expect([manifestOriginOf(rule, origins), manifestOriginOf(base, origins)]).toEqual([undefined, undefined]);
-    expect(manifestOriginOf(new PodError("INVALID_SCOPE", "x"), all)).toBeUndefined();
+    expect(problemsOf(wrapped, classified.problem).map((problem) => [problem.code, problem.line])).toEqual([
+      ["SYNTAX", 1],
+      ["UNKNOWN_VARIABLE", 3],
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { InsomniaError } from "@insomnia/errors";
-import { ManifestError, type ManifestOrigin, type ManifestOrigins } from "@insomnia/manifest";
+import { ManifestError } from "@insomnia/manifest";
 import { PodError } from "@insomnia/pod";
 import { PromptLoaderError } from "@insomnia/prompt-loader";
 import { ScopeError } from "@insomnia/scope";
@@ -70,9 +70,18 @@ function innermost(error: Located): Located {
 /** Turns a known user error into a problem, from its fields: the file (else the reference or the scope path), position, code, detail. */
 export function problemFromUserError(error: Located, severity: Problem["severity"] = "error"): Problem {
   const inner = innermost(error);
-  const file = inner.file ?? error.file ?? inner.ref ?? error.ref ?? (ScopeError.is(inner) ? inner.path : undefined);
-  const line = inner.line ?? (inner === error ? undefined : error.line);
-  const column = inner.column ?? (inner === error ? undefined : error.column);
+  // A pod error about a manifest value (an instruction that cannot be loaded, a scope rule,
+  // pod.pwd) carries where the manifest set it: the line the user wrote.
+  const origin = PodError.is(error) ? error.origin : undefined;
+  const file =
+    origin?.file ??
+    inner.file ??
+    error.file ??
+    inner.ref ??
+    error.ref ??
+    (ScopeError.is(inner) ? inner.path : undefined);
+  const line = origin !== undefined ? origin.line : (inner.line ?? (inner === error ? undefined : error.line));
+  const column = origin !== undefined ? origin.column : (inner.column ?? (inner === error ? undefined : error.column));
   const cause = loaderCause(inner);
   return {
     ...(file === undefined ? {} : { file }),
@@ -93,47 +102,13 @@ function loaderCause(error: Located): string | undefined {
 }
 
 /**
- * True when the root instruction itself could not be loaded (an invalid reference or a
- * missing file), as opposed to a problem inside it or in one of its includes.
+ * Every problem behind `error`, the first being `problem` (from classifyError); the rest are the
+ * other problems the template parse found (`SystemPromptError.problems`), in order.
  */
-export function isRootInstructionError(error: unknown): boolean {
+export function problemsOf(error: unknown, problem: Problem): Problem[] {
   const inner: unknown = PodError.is(error) && error.code === "INVALID_SYSTEM_PROMPT_TEMPLATE" ? error.cause : error;
-  return SystemPromptError.is(inner) && inner.code === "INCLUDE_FAILED" && inner.line === undefined;
-}
-
-/**
- * The manifest value `error` is about, when a layer set it: `worker.instruction` when the
- * instruction itself could not be loaded (the reference names no file the user can open,
- * the manifest line does), the rule's `target` when a scope rule could not be resolved
- * (`scope.allow[1]` names a list index, the manifest line shows the value), `pod.pwd`
- * when the pod's directory could not be.
- */
-export function manifestOriginOf(error: unknown, origins: ManifestOrigins): ManifestOrigin | undefined {
-  if (isRootInstructionError(error)) return origins["worker.instruction"];
-  const inner: unknown = PodError.is(error) && error.code === "INVALID_SCOPE" ? error.cause : error;
-  if (!ScopeError.is(inner)) return undefined;
-  if (inner.code === "INVALID_BASE") return origins["pod.pwd"];
-  return inner.rule === undefined
-    ? undefined
-    : (origins[`${inner.rule}.target`] ?? origins[`${inner.rule}.permission`]);
-}
-
-/** The problem for `error`, moved to the manifest value it is about (see manifestOriginOf), if any. */
-export function problemAtManifestOrigin(error: unknown, problem: Problem, origins: ManifestOrigins): Problem {
-  const origin = manifestOriginOf(error, origins);
-  return origin === undefined ? problem : { ...problem, file: origin.file, line: origin.line, column: origin.column };
-}
-
-/**
- * Every problem behind `error`, the first being `problem` (from classifyError) moved like
- * problemAtManifestOrigin; the rest are the other problems the template parse found
- * (`SystemPromptError.problems`), in order.
- */
-export function problemsAtManifestOrigin(error: unknown, problem: Problem, origins: ManifestOrigins): Problem[] {
-  const first = problemAtManifestOrigin(error, problem, origins);
-  const inner: unknown = PodError.is(error) && error.code === "INVALID_SYSTEM_PROMPT_TEMPLATE" ? error.cause : error;
-  if (!SystemPromptError.is(inner) || !Array.isArray(inner.problems)) return [first];
-  return [first, ...inner.problems.slice(1).map((other) => problemFromUserError(other))];
+  if (!SystemPromptError.is(inner) || !Array.isArray(inner.problems)) return [problem];
+  return [problem, ...inner.problems.slice(1).map((other) => problemFromUserError(other))];
 }
 
 /** Classifies a thrown value: our packages' errors and file-system errors are the user's; anything else is a bug. */

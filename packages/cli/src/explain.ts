@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import type { MaterializedPrompt } from "@insomnia/pod";
+import type { RenderedPodPrompt } from "@insomnia/pod";
 import { readSkillBody } from "@insomnia/skills";
 import type { Style } from "./output.ts";
 import { TOKENIZER } from "./token-counter.ts";
@@ -102,7 +102,7 @@ function rfc3339(date: Date): string {
 /** Builds the explanation of a materialized prompt; object keys are created in a fixed order for stable JSON. */
 export async function buildExplanation(
   input: ExplainInput,
-  result: MaterializedPrompt,
+  result: RenderedPodPrompt,
   count: TokenCounter,
 ): Promise<Explanation> {
   const sources = await Promise.all(
@@ -162,10 +162,10 @@ export async function buildExplanation(
 }
 
 /** Every skill, sorted by name (listed, shortened, hidden and left out), then the shadowed ones. */
-function explainSkills(result: MaterializedPrompt, count: TokenCounter): ExplainedSkill[] {
+function explainSkills(result: RenderedPodPrompt, count: TokenCounter): ExplainedSkill[] {
   const listed = new Map(result.skills.listed.map((skill) => [skill.name, skill]));
   const omitted = new Set(result.skills.omitted.map((skill) => skill.name));
-  const bodyTokens = (skill: MaterializedPrompt["skills"]["catalog"][number]): number | null => {
+  const bodyTokens = (skill: RenderedPodPrompt["skills"]["catalog"][number]): number | null => {
     try {
       return count(readSkillBody(skill));
     } catch {

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { didYouMeanSuffix, isSameOrInside, openedPath, readCapped } from "@insomnia/errors";
+import { didYouMeanSuffix } from "@insomnia/errors";
+import { isSameOrInside, openedPath, readCapped } from "@insomnia/safe-read";
 import {
   apiKeyFilePath,
   type ManifestOrigins,

@@ -5,7 +5,8 @@ import { FsToolsError } from "./fs-tools-error.ts";
 import type { FsToolsLimits } from "./limits.ts";
 import { type CallContext, locate, release } from "./locate.ts";
 import { absoluteInput, requirePermission, shown } from "./scope-check.ts";
-import { completeUtf8Length, readChecked, textBytes, utf8Text } from "./text-file.ts";
+import { completeUtf8Length } from "@insomnia/safe-read";
+import { readChecked, textBytes, utf8Text } from "./text-file.ts";
 import { checkInput } from "./tool-input.ts";
 
 interface ReadFileInput {

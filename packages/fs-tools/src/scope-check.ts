@@ -1,4 +1,4 @@
-import { isStrictlyInside } from "@insomnia/errors";
+import { isStrictlyInside } from "@insomnia/safe-read";
 import type { PermissionExplanation, Scope, ScopeRuleRef } from "@insomnia/scope";
 import * as path from "node:path";
 import { FsToolsError } from "./fs-tools-error.ts";

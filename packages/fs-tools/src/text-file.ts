@@ -1,7 +1,6 @@
 import { isAscii, isUtf8 } from "node:buffer";
-import { constants, fstatSync, lstatSync, openSync } from "node:fs";
-import { readUpTo } from "@insomnia/errors";
-import { closeQuietly, describeKind, entryPath, errnoOf, kindOf, SAFE_FLAGS } from "./descriptor.ts";
+import { completeUtf8Length, readTextInsideRoot } from "@insomnia/safe-read";
+import { describeKind, dirPath, entryPath, errnoOf, kindOf } from "./descriptor.ts";
 import { FsToolsError } from "./fs-tools-error.ts";
 import { type CallContext, failure, type Located } from "./locate.ts";
 import { shown } from "./scope-check.ts";
@@ -18,41 +17,46 @@ export interface FileBytes {
 }
 
 /**
- * Reads at most `maxBytes` of the regular file `located.name` in its open directory: lstat
- * first (a FIFO, socket or device is never opened), then open with O_NOFOLLOW|O_NONBLOCK
- * and fstat, which must show the same regular file. `undefined` when there is no such file.
+ * Reads at most `maxBytes` of the regular file `located.name` in its open directory, taken as
+ * it is (a symlink, FIFO, socket or device is never opened) and read only where the descriptor
+ * is inside that directory. `undefined` when there is no such file.
  */
 export function readChecked(ctx: CallContext, located: Located, maxBytes: number): FileBytes | undefined {
-  const at = entryPath(located.dir, located.name);
-  let before: ReturnType<typeof lstatSync>;
-  try {
-    before = lstatSync(at);
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return undefined;
-    throw failure(ctx, located.path, error, "the file");
+  const read = readTextInsideRoot(entryPath(located.dir, located.name), {
+    root: dirPath(located.dir),
+    maxBytes,
+    overLimit: "cut",
+    symlinks: "refuse",
+    decode: "bytes",
+  });
+  if (read.ok) {
+    const { bytes, size, cut, mode } = read.value;
+    return { bytes, size, cut, mode };
   }
-  requireRegular(ctx, located.path, kindOf(before));
-  let fd: number;
-  try {
-    fd = openSync(at, constants.O_RDONLY | SAFE_FLAGS);
-  } catch (error) {
-    throw failure(ctx, located.path, error, "the file");
-  }
-  try {
-    const after = fstatSync(fd);
-    if (!after.isFile() || after.dev !== before.dev || after.ino !== before.ino) {
+  switch (read.reason) {
+    case "missing":
+      if (errnoOf(read.cause) === "ENOENT") return undefined;
+      throw failure(ctx, located.path, read.cause, "the file");
+    case "not-a-file":
+      requireRegular(ctx, located.path, kindOf(read.stats));
+      throw failure(ctx, located.path, new Error("not a regular file"), "the file");
+    case "replaced":
+    case "outside-root":
+    case "outside-readable":
       throw new FsToolsError(
         "CHANGED",
         `${ctx.tool} refused ${shown(ctx.asked, located.path)}: it was replaced during the call; nothing was read; try again`,
         { tool: ctx.tool, path: located.path },
       );
-    }
-    const { bytes, cut } = readUpTo(fd, after.size, maxBytes);
-    return { bytes, size: after.size, cut, mode: after.mode & 0o7777 };
-  } catch (error) {
-    throw failure(ctx, located.path, error, "the file");
-  } finally {
-    closeQuietly(fd);
+    case "root-unresolved":
+    case "unresolved":
+    case "open-failed":
+    case "read-failed":
+      throw failure(ctx, located.path, read.cause, "the file");
+    case "too-large":
+    case "not-utf8":
+      // Not reached: a file over the limit is cut, and the bytes are not decoded here.
+      throw failure(ctx, located.path, new Error(read.reason), "the file");
   }
 }
 
@@ -77,7 +81,7 @@ export function decodeText(ctx: CallContext, at: string, bytes: Buffer, cut: boo
   return utf8Text(textBytes(ctx, at, bytes, cut));
 }
 
-/** Checked UTF-8 bytes as a string; pure ASCII (most source files) takes V8's one-byte path, ten times faster. */
+/** Checked UTF-8 bytes as a string; pure ASCII (most source files) takes V8's cheaper one-byte string path. */
 export function utf8Text(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
 }
@@ -104,18 +108,4 @@ export function textBytes(ctx: CallContext, at: string, bytes: Buffer, cut: bool
     );
   }
   return usable;
-}
-
-/** Length of `bytes` without a trailing incomplete UTF-8 sequence (at most 3 bytes are dropped). */
-export function completeUtf8Length(bytes: Buffer): number {
-  let i = bytes.length - 1;
-  let continuation = 0;
-  while (i >= 0 && continuation < 3 && (bytes[i]! & 0xc0) === 0x80) {
-    i -= 1;
-    continuation += 1;
-  }
-  if (i < 0) return bytes.length;
-  const lead = bytes[i]!;
-  const need = lead >= 0xf0 ? 3 : lead >= 0xe0 ? 2 : lead >= 0xc0 ? 1 : 0;
-  return need > continuation ? i : bytes.length;
 }

@@ -1,6 +1,7 @@
-import { formatKey, MAX_REPORTED_ISSUES, pathKey } from "./issue.ts";
-import type { Issue, PathSegments } from "./issue.ts";
-import type { PositionMap } from "./safe-yaml.ts";
+import { formatKey, pathKey, type PathSegments } from "@insomnia/safe-yaml";
+import { MAX_REPORTED_ISSUES } from "./issue.ts";
+import type { Issue } from "./issue.ts";
+import type { PositionMap } from "@insomnia/safe-yaml";
 import { valibot } from "./lazy-dependencies.ts";
 import { didYouMean } from "@insomnia/errors";
 import { WORKER_TOOL_NAMES } from "./defaults.ts";

@@ -35,10 +35,6 @@ export type {
   PartialManifest,
   PodManifest,
 } from "./types.ts";
-export { FORBIDDEN_KEYS, parseSafeYaml } from "./safe-yaml.ts";
-export type { NodePosition, PositionMap, SafeYamlResult } from "./safe-yaml.ts";
-export { lineColumn } from "./issue.ts";
-export type { Issue as SafeYamlIssue } from "./issue.ts";
 export { findWorkspace } from "./find-workspace.ts";
 export type { FindWorkspaceOptions, WorkspaceLocation } from "./find-workspace.ts";
 export type { ManifestLayerInfo, ManifestLayerKind } from "./manifest-origins.ts";

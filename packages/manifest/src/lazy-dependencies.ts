@@ -1,22 +1,12 @@
 import { createRequire } from "node:module";
 
-type YamlModule = typeof import("yaml");
 type ValibotModule = typeof import("valibot");
 
 const require = createRequire(import.meta.url);
-let yamlModule: YamlModule | undefined;
 let valibotModule: ValibotModule | undefined;
 
-// yaml and valibot are loaded on first use: most runs have no manifest file to parse or layer
-// to check, and loading two libraries of that size is a large part of a cold `pod prompt`
-// (bench/cli-cold.mjs measures it). ESM imports are always eager, so they are required, through their
-// CommonJS builds: the same code an `import` loads, and the sync API stays sync.
-
-/** The yaml package, loaded on first use. */
-export function yaml(): YamlModule {
-  yamlModule ??= require("yaml") as YamlModule;
-  return yamlModule;
-}
+// valibot is loaded on first use: most runs have no layer to check, and loading it is a large
+// part of a cold `pod prompt`. An ESM import is always eager, so it is required (its CommonJS build).
 
 /** The valibot package (all of it). */
 export type Valibot = ValibotModule;

@@ -1,5 +1,5 @@
 import { relative, resolve } from "node:path";
-import { isSameOrInside } from "@insomnia/errors";
+import { isSameOrInside } from "@insomnia/safe-read";
 import { findWorkspace } from "./find-workspace.ts";
 import { addLayerOrigins, addSectionOrigins } from "./manifest-origins.ts";
 import type { ManifestLayerInfo, ManifestOrigin, ManifestOrigins } from "./manifest-origins.ts";

@@ -1,5 +1,4 @@
-import { lineColumn, lineLocator, pathKey } from "./issue.ts";
-import type { PathSegments } from "./issue.ts";
+import { lineColumn, lineLocator, type PathSegments, pathKey } from "@insomnia/safe-yaml";
 import type { PositionedLayer } from "./parse-manifest-layer.ts";
 
 /**

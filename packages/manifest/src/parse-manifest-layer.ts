@@ -1,9 +1,10 @@
 import { checkLayerValue } from "./check-layer.ts";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
-import { lineLocator, sortIssues, toManifestError } from "./issue.ts";
+import { lineLocator } from "@insomnia/safe-yaml";
+import { sortIssues, toManifestError } from "./issue.ts";
 import type { Issue } from "./issue.ts";
-import { parseSafeYaml } from "./safe-yaml.ts";
-import type { PositionMap } from "./safe-yaml.ts";
+import { parseSafeYaml } from "@insomnia/safe-yaml";
+import type { PositionMap } from "@insomnia/safe-yaml";
 import type { ManifestLayerResult, PartialManifest } from "./types.ts";
 
 /** A valid layer with the offsets of its nodes in `text` (internal: loadManifest turns them into origins). */
@@ -52,7 +53,7 @@ function layerIssues(text: string): Issue[] | { value: PartialManifest; position
     return [{ code: "TOO_LARGE", detail: `manifest is ${bytes} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit` }];
   }
   const parsed = parseSafeYaml(text);
-  const issues = [...parsed.issues];
+  const issues: Issue[] = [...parsed.issues];
   const root = parsed.positions.get("");
   if (
     parsed.value !== undefined &&

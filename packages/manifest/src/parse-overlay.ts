@@ -1,10 +1,11 @@
 import { checkLayerValue, unknownKeyIssue } from "./check-layer.ts";
 import { MAX_MANIFEST_BYTES } from "./defaults.ts";
-import { formatKey, pathKey, sortIssues, toManifestError } from "./issue.ts";
+import { formatKey, pathKey } from "@insomnia/safe-yaml";
+import { sortIssues, toManifestError } from "./issue.ts";
 import type { Issue } from "./issue.ts";
 import type { PositionedLayer } from "./parse-manifest-layer.ts";
-import { FORBIDDEN_KEYS, parseSafeYaml } from "./safe-yaml.ts";
-import type { PositionMap } from "./safe-yaml.ts";
+import { FORBIDDEN_KEYS, parseSafeYaml } from "@insomnia/safe-yaml";
+import type { PositionMap } from "@insomnia/safe-yaml";
 import { knownKeysAt } from "./schema.ts";
 import type { ManifestLayerResult, PartialManifest } from "./types.ts";
 

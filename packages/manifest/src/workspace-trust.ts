@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { isSameOrInside, setProblems } from "@insomnia/errors";
+import { setProblems } from "@insomnia/errors";
+import { isSameOrInside } from "@insomnia/safe-read";
 import { DEFAULT_RUN_COMMAND_TIMEOUT_MS } from "./defaults.ts";
 import { ManifestError } from "./manifest-error.ts";
 import type { ManifestOrigin } from "./manifest-origins.ts";

@@ -5,7 +5,8 @@ import { Scope } from "@insomnia/scope";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
-import { AGENTS_MD_MAX_BYTES, readAgentsMd, truncationNotice, utf8Boundary } from "./agents-md.ts";
+import { utf8Boundary } from "@insomnia/safe-read";
+import { AGENTS_MD_MAX_BYTES, readAgentsMd, truncationNotice } from "./agents-md.ts";
 
 let dir: PodDir;
 let scope: Scope;

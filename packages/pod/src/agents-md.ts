@@ -1,6 +1,6 @@
-import { errorText, isSameOrInside } from "@insomnia/errors";
-import { constants } from "node:fs";
-import { lstat, open, realpath, stat } from "node:fs/promises";
+import { errorText } from "@insomnia/errors";
+import { readTextInsideRoot } from "@insomnia/safe-read";
+import { realpath } from "node:fs/promises";
 import { join } from "node:path";
 import type { PodWarning } from "./pod-warning.ts";
 
@@ -42,14 +42,6 @@ const absent = (warnings: PodWarning[] = [], file?: string): AgentsMdResult => (
   warnings,
 });
 
-/** Largest index <= `limit` that does not fall inside a UTF-8 sequence of `bytes`. */
-export function utf8Boundary(bytes: Uint8Array, limit: number): number {
-  let cut = Math.min(limit, bytes.length);
-  // Back off over continuation bytes (10xxxxxx); at most 3 for valid UTF-8.
-  while (cut > 0 && cut < bytes.length && ((bytes[cut] ?? 0) & 0xc0) === 0x80 && limit - cut < 3) cut--;
-  return cut;
-}
-
 /**
  * Reads `<pwd>/AGENTS.md` under the rules of design.md: missing is silent; a real path
  * outside the workspace root (`options.root`, default `pwd`) or the readable scope, a
@@ -63,90 +55,74 @@ export async function readAgentsMd(
 ): Promise<AgentsMdResult> {
   const maxBytes = options.maxBytes ?? AGENTS_MD_MAX_BYTES;
   const path = join(pwd, AGENTS_MD_FILE);
-
-  try {
-    await lstat(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return absent();
-    return absent([unreadable(path, errorText(error))], path);
-  }
-
-  let real: string;
-  try {
-    real = await realpath(path);
-  } catch (error) {
-    return absent([unreadable(path, `cannot resolve its real path (${errorText(error)})`)], path);
-  }
-
   // Checked on the real path, against the workspace root where the pod runs (not a scope the
   // checkout wrote): a symlinked AGENTS.md must not pull in ~/.ssh/id_rsa.
   const root = await realpath(options.root ?? pwd).catch(() => options.root ?? pwd);
-  const insideWorkspace = isSameOrInside(root, real);
-  if (!insideWorkspace || !scope.isReadable(real)) {
-    const inPlace = real === join(await realpath(pwd).catch(() => pwd), AGENTS_MD_FILE);
-    return absent(
-      [
-        {
-          code: "AGENTS_MD_OUTSIDE_SCOPE",
-          // The file may be right there, in a directory the scope leaves out: then moving it is no answer.
-          message: !insideWorkspace
-            ? `${path} resolves to ${real}, which is outside the workspace ${root}; it was left out of the system prompt. Make AGENTS.md a file inside the workspace.`
-            : inPlace
-              ? `${path} is outside the pod's readable scope (the scope leaves out the pod's own directory); it was left out of the system prompt. Allow reading ${pwd} (a scope.allow rule) to include it.`
-              : `${path} resolves to ${real}, which is outside the pod's readable scope; it was left out of the system prompt. Move the file into the pod's directory or allow reading its target.`,
-          file: real,
-        },
-      ],
-      real,
-    );
-  }
-
-  let bytes: Uint8Array;
-  let totalBytes: number;
-  try {
-    // stat first so a directory or FIFO is refused without opening it; O_NONBLOCK in case it was swapped since.
-    if (!(await stat(real)).isFile()) return absent([unreadable(real, "it is not a regular file")], real);
-    const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      const info = await handle.stat();
-      if (!info.isFile()) return absent([unreadable(real, "it is not a regular file")], real);
-      totalBytes = info.size;
-      // One byte past the cap tells whether the cut falls inside a code point.
-      const want = Math.min(totalBytes, maxBytes + 1);
-      const buffer = new Uint8Array(want);
-      let filled = 0;
-      while (filled < want) {
-        const { bytesRead } = await handle.read(buffer, filled, want - filled, filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
+  const read = readTextInsideRoot(path, {
+    root,
+    maxBytes,
+    overLimit: "cut",
+    inside: "or-same",
+    isReadable: (real) => scope.isReadable(real),
+  });
+  if (!read.ok) {
+    switch (read.reason) {
+      case "missing":
+        if (!read.dangling && errnoOf(read.cause) === "ENOENT") return absent();
+        return read.dangling
+          ? absent([unreadable(path, `cannot resolve its real path (${errorText(read.cause)})`)], path)
+          : absent([unreadable(path, errorText(read.cause))], path);
+      case "unresolved":
+        return absent([unreadable(path, `cannot resolve its real path (${errorText(read.cause)})`)], path);
+      case "root-unresolved":
+        return absent([unreadable(path, `cannot resolve the workspace ${root} (${errorText(read.cause)})`)], path);
+      case "outside-root":
+      case "outside-readable": {
+        const { real } = read;
+        const inPlace = real === join(await realpath(pwd).catch(() => pwd), AGENTS_MD_FILE);
+        return absent(
+          [
+            {
+              code: "AGENTS_MD_OUTSIDE_SCOPE",
+              // The file may be right there, in a directory the scope leaves out: then moving it is no answer.
+              message:
+                read.reason === "outside-root"
+                  ? `${path} resolves to ${real}, which is outside the workspace ${root}; it was left out of the system prompt. Make AGENTS.md a file inside the workspace.`
+                  : inPlace
+                    ? `${path} is outside the pod's readable scope (the scope leaves out the pod's own directory); it was left out of the system prompt. Allow reading ${pwd} (a scope.allow rule) to include it.`
+                    : `${path} resolves to ${real}, which is outside the pod's readable scope; it was left out of the system prompt. Move the file into the pod's directory or allow reading its target.`,
+              file: real,
+            },
+          ],
+          real,
+        );
       }
-      bytes = buffer.subarray(0, filled);
-      if (filled < want) totalBytes = filled;
-    } finally {
-      await handle.close();
+      case "not-a-file":
+      case "replaced":
+        return absent([unreadable(read.file, "it is not a regular file")], read.file);
+      case "open-failed":
+      case "read-failed":
+        return absent([unreadable(read.file, errorText(read.cause))], read.file);
+      case "too-large":
+        // Not reached: a file over the cap is cut.
+        return absent([unreadable(read.file, "it is over the cap")], read.file);
+      case "not-utf8":
+        return absent(
+          [
+            {
+              code: "AGENTS_MD_NOT_UTF8",
+              message: `${read.file} is not valid UTF-8; it was left out of the system prompt. Save it as UTF-8.`,
+              file: read.file,
+            },
+          ],
+          read.file,
+        );
     }
-  } catch (error) {
-    return absent([unreadable(real, errorText(error))], real);
   }
 
-  const truncated = totalBytes > maxBytes;
-  const shown = truncated ? utf8Boundary(bytes, maxBytes) : bytes.length;
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, shown));
-  } catch {
-    return absent(
-      [
-        {
-          code: "AGENTS_MD_NOT_UTF8",
-          message: `${real} is not valid UTF-8; it was left out of the system prompt. Save it as UTF-8.`,
-          file: real,
-        },
-      ],
-      real,
-    );
-  }
-
+  const { file: real, textBytes: shown, cut: truncated } = read.value;
+  const totalBytes = truncated ? Math.max(read.value.size, maxBytes + 1) : read.value.bytes.length;
+  let text = read.value.text;
   if (text.length === 0 && !truncated) return { ...absent([], real), totalBytes };
   const warnings: PodWarning[] = [];
   if (truncated) {
@@ -166,4 +142,9 @@ function unreadable(file: string, reason: string): PodWarning {
     message: `${file} could not be read (${reason}); it was left out of the system prompt.`,
     file,
   };
+}
+
+function errnoOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
 }

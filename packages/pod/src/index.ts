@@ -2,20 +2,21 @@
 export { MESSAGE_FORMAT_VERSION, Pod } from "./pod.ts";
 export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
 export {
-  materialize,
-  materializeSystemPrompt,
-  prepareSystemPrompt,
+  renderPodPrompt,
+  previewSystemPrompt,
+  parsePodInstruction,
+  parsePodPrompt,
   readSkillCatalog,
   skillSourceRef,
-} from "./materialize.ts";
+} from "./pod-prompt.ts";
 export type {
-  MaterializedPrompt,
-  MaterializedSkills,
-  MaterializeInput,
-  MaterializeSystemPromptOptions,
-  PrepareOptions,
-  PreparedSystemPrompt,
-} from "./materialize.ts";
+  RenderedPodPrompt,
+  RenderedSkills,
+  RenderPodPromptInput,
+  PreviewSystemPromptOptions,
+  ParsePodPromptOptions,
+  ParsedPodPrompt,
+} from "./pod-prompt.ts";
 export type { PodToolContext, PodToolFactory } from "./pod-tools.ts";
 export { MCP_BOUNDARIES_NOTE, workingBoundaries } from "./working-boundaries.ts";
 export { AGENTS_MD_MAX_BYTES, readAgentsMd } from "./agents-md.ts";

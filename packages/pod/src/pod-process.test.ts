@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { rm, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Worker } from "@insomnia/worker";
@@ -7,20 +7,17 @@ import type { LlmResponse } from "@insomnia/worker";
 import { echoTool, ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
-import { buildPackageForTests } from "../../../test/support/build-package.ts";
+import { packageBundle } from "../../../test/support/package-bundle.ts";
 import { Pod } from "./pod.ts";
 import { FileSegmentStore } from "@insomnia/segment-store";
 
 const run = promisify(execFile);
 const packageDir = join(import.meta.dirname, "..");
-let buildDir: string;
+// This package built from the current src, once per test run (vitest.config.ts global setup).
+const buildDir = packageBundle().dir;
 let dir: PodDir;
 
-// The child imports this package built from the current src. It is built into a temp
-// directory under node_modules (dependencies still resolve from there) rather than dist,
-// so a concurrent `lint` of dist never sees it half-written (buildPackageForTests).
 beforeAll(async () => {
-  buildDir = await buildPackageForTests(packageDir, "src/index.ts", ".pod-test-dist-");
   dir = await makePodDir(
     'You are a pod in {{cwd}}.\nRendered at {{datetime}} with tools {{join tools ", "}}.\n{{> part}}\n',
     { agentsMd: "Original project rules.\n" },
@@ -29,7 +26,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await rm(buildDir, { recursive: true, force: true });
   await dir.cleanup();
 });
 

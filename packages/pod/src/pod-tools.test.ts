@@ -3,7 +3,7 @@ import { echoTool, ScriptedLlmClient } from "@insomnia/worker/testing";
 import { MemorySegmentStore } from "@insomnia/segment-store";
 import { afterEach, describe, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
-import { materializeSystemPrompt } from "./materialize.ts";
+import { previewSystemPrompt } from "./pod-prompt.ts";
 import { Pod } from "./pod.ts";
 import { PodError } from "./pod-error.ts";
 import type { PodToolContext, PodToolFactory } from "./pod-tools.ts";
@@ -59,7 +59,7 @@ describe("tool factories", () => {
     expect(pod.systemPrompt).toContain("Tools: list_dir, read_file, remote_search\n");
 
     // `pod prompt`'s path renders the same list from the same factories.
-    const printed = await materializeSystemPrompt({
+    const printed = await previewSystemPrompt({
       manifest: dir.manifest,
       toolFactories: recording().factories,
       now: new Date(NOW),

@@ -8,7 +8,7 @@ import { echoTool, ScriptedLlmClient } from "@insomnia/worker/testing";
 import type { LlmClient, LlmResponse } from "@insomnia/worker";
 import { afterEach, describe, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
-import { materializeSystemPrompt } from "./materialize.ts";
+import { previewSystemPrompt } from "./pod-prompt.ts";
 import { Pod } from "./pod.ts";
 import { PodError } from "./pod-error.ts";
 import { collectWarnings } from "./pod-warning.ts";
@@ -151,7 +151,7 @@ describe("first run", () => {
     const { pod, worker, client } = await start(dir);
     const result = await pod.run("hello");
     expect(result.final).toBe("answer 1");
-    const expected = await materializeSystemPrompt({
+    const expected = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: ["read_file", "write_file"],
       now: new Date(NOW),
@@ -602,10 +602,10 @@ describe("Pod.restore", () => {
   });
 });
 
-describe("materializeSystemPrompt", () => {
+describe("previewSystemPrompt", () => {
   test("returns_the_sections_the_prompt_is_made_of", async () => {
     const dir = await podDir("Body for {{cwd}}\n", "Rules.\n");
-    const result = await materializeSystemPrompt({
+    const result = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: ["b", "a"],
       now: new Date(NOW),
@@ -624,7 +624,7 @@ describe("materializeSystemPrompt", () => {
   test("truncated_agents_md_shows_its_notice_in_the_prompt", async () => {
     const dir = await podDir("x\n", `${"a".repeat(70_000)}\n`);
     const notifier = collectWarnings();
-    const result = await materializeSystemPrompt({
+    const result = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: [],
       now: new Date(NOW),

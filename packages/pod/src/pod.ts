@@ -18,8 +18,8 @@ import { messageHash, shortHash } from "./call-record.ts";
 import type { CallMessageRecord, CallRecord } from "./call-record.ts";
 import { systemClock } from "./clock.ts";
 import type { Clock } from "./clock.ts";
-import { buildScope, materialize, prepareSystemPrompt, readSkillCatalog, skillSourceRef } from "./materialize.ts";
-import type { PreparedSystemPrompt } from "./materialize.ts";
+import { buildScope, parsePodPrompt, renderPodPrompt, readSkillCatalog, skillSourceRef } from "./pod-prompt.ts";
+import type { ParsedPodPrompt } from "./pod-prompt.ts";
 import { PodError } from "./pod-error.ts";
 import { makePodTools, type PodToolContext, type PodToolFactory } from "./pod-tools.ts";
 import { silentNotifier } from "./pod-warning.ts";
@@ -174,7 +174,7 @@ export class Pod {
   readonly #clock: Clock;
   readonly #notifier: Notifier;
   /** The parsed instruction; cleared by the first successful render so it can never render twice. */
-  #prepared: PreparedSystemPrompt | undefined;
+  #prepared: ParsedPodPrompt | undefined;
   /** A rendered prompt whose segment could not be created yet (retried on the next turn). */
   #pendingStart: SegmentStartRecord | undefined;
   #writer: SegmentWriter | undefined;
@@ -212,7 +212,7 @@ export class Pod {
    */
   static async fromManifest(manifest: PodManifest, deps: PodDeps): Promise<Pod> {
     checkWorkerFree(deps.worker, "cannot create a pod");
-    const prepared = await prepareSystemPrompt(manifest, {
+    const prepared = await parsePodPrompt(manifest, {
       ...(deps.loader === undefined ? {} : { loader: deps.loader }),
       ...(deps.env === undefined ? {} : { env: deps.env }),
       ...(deps.trustWorkspace === undefined ? {} : { trustWorkspace: deps.trustWorkspace }),
@@ -459,7 +459,7 @@ export class Pod {
       const skills = readSkillCatalog(prepared);
       registerLoadSkill(this.#worker, skills, (path) => prepared.scope.isReadable(path));
       const now = this.#clock.now();
-      const rendered = await materialize(prepared, {
+      const rendered = await renderPodPrompt(prepared, {
         tools: this.#worker.tools.names(),
         now,
         notifier: this.#notifier,

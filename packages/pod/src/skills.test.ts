@@ -7,7 +7,7 @@ import type { LlmResponse } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
-import { materializeSystemPrompt } from "./materialize.ts";
+import { previewSystemPrompt } from "./pod-prompt.ts";
 import { Pod } from "./pod.ts";
 import { collectWarnings } from "./pod-warning.ts";
 import { FileSegmentStore } from "@insomnia/segment-store";
@@ -60,7 +60,7 @@ describe("skills in a pod's prompt", () => {
     const dir = await skillsDir();
     const review = await dir.skill(workspaceRoot(dir), "review", "Reviews a change.");
     const commit = await dir.skill(userRoot(dir), "commit", "Writes commit messages.");
-    const result = await materializeSystemPrompt({
+    const result = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: [],
       now: new Date(NOW),
@@ -79,7 +79,7 @@ describe("skills in a pod's prompt", () => {
 
   test("skills_section_absent_without_skills", async () => {
     const dir = await skillsDir();
-    const result = await materializeSystemPrompt({
+    const result = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: ["read_file"],
       now: new Date(NOW),
@@ -96,7 +96,7 @@ describe("skills in a pod's prompt", () => {
     const dir = await skillsDir();
     await dir.skill(workspaceRoot(dir), "memo", "Recall only.", "brain-recall-only: true\n");
     await dir.skill(workspaceRoot(dir), "manual", "Manual only.", "disable-model-invocation: true\n");
-    const result = await materializeSystemPrompt({
+    const result = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: [],
       now: new Date(NOW),
@@ -113,7 +113,7 @@ describe("skills in a pod's prompt", () => {
     const dir = await skillsDir();
     const mine = await dir.skill(workspaceRoot(dir), "review", "Workspace review.");
     const theirs = await dir.skill(userRoot(dir), "review", "User review.");
-    const result = await materializeSystemPrompt({
+    const result = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: [],
       now: new Date(NOW),
@@ -130,7 +130,7 @@ describe("skills in a pod's prompt", () => {
       await dir.skill(workspaceRoot(dir), name, `${name} `.repeat(40));
     const manifest = { ...dir.manifest, skills: { budget: 600 } };
     const notifier = collectWarnings();
-    const result = await materializeSystemPrompt({ manifest, tools: [], now: new Date(NOW), env: dir.env, notifier });
+    const result = await previewSystemPrompt({ manifest, tools: [], now: new Date(NOW), env: dir.env, notifier });
     expect(result.skills.characters).toBeLessThanOrEqual(600);
     expect(result.sections.skills).toMatch(/\n\[Skills listing over its budget of 600 characters: .*\]\n$/);
     expect(notifier.warnings.map((w) => w.code)).toEqual(["SKILLS_OVER_BUDGET"]);
@@ -142,7 +142,7 @@ describe("skills in a pod's prompt", () => {
     const dir = await skillsDir();
     const broken = await dir.skill(workspaceRoot(dir), "broken", "[unclosed");
     const notifier = collectWarnings();
-    const result = await materializeSystemPrompt({
+    const result = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: [],
       now: new Date(NOW),
@@ -161,7 +161,7 @@ describe("skills in a pod's prompt", () => {
     await mkdir(join(dir.pwd, ".insomnia"), { recursive: true });
     const { symlink } = await import("node:fs/promises");
     await symlink(join(dir.outside, "skills"), workspaceRoot(dir));
-    const result = await materializeSystemPrompt({
+    const result = await previewSystemPrompt({
       manifest: dir.manifest,
       tools: [],
       now: new Date(NOW),

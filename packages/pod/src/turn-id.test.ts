@@ -1,25 +1,23 @@
 import { spawn } from "node:child_process";
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { FileSegmentStore } from "@insomnia/segment-store";
 import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { buildPackageForTests } from "../../../test/support/build-package.ts";
+import { packageBundle } from "../../../test/support/package-bundle.ts";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
 import { Pod } from "./pod.ts";
 
 const packageDir = join(import.meta.dirname, "..");
-let buildDir: string;
+// This package built from the current src, once per test run (vitest.config.ts global setup).
+const buildDir = packageBundle().dir;
 let dir: PodDir;
 
 beforeAll(async () => {
-  buildDir = await buildPackageForTests(packageDir, "src/index.ts", ".pod-test-dist-");
   dir = await makePodDir("You are a pod.\n");
 });
 
 afterAll(async () => {
-  await rm(buildDir, { recursive: true, force: true });
   await dir.cleanup();
 });
 

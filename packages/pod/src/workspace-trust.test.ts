@@ -6,7 +6,7 @@ import { MemorySegmentStore } from "@insomnia/segment-store";
 import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { materializeSystemPrompt } from "./materialize.ts";
+import { previewSystemPrompt } from "./pod-prompt.ts";
 import { Pod } from "./pod.ts";
 import { collectWarnings } from "./pod-warning.ts";
 
@@ -57,7 +57,7 @@ describe("a pod and an untrusted workspace", () => {
     const { manifest } = await loadManifest({ cwd: ws, env, trustWorkspace: true });
     const notifier = collectWarnings();
     const { warnings } = notifier;
-    const result = await materializeSystemPrompt({ manifest, tools: [], now: new Date(0), env, notifier });
+    const result = await previewSystemPrompt({ manifest, tools: [], now: new Date(0), env, notifier });
     expect(result.prompt).not.toContain("FAKE PRIVATE KEY");
     expect(warnings.map((warning) => warning.code)).toEqual(["AGENTS_MD_OUTSIDE_SCOPE"]);
     expect(warnings[0]?.message).toContain(`outside the workspace ${ws}`);

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { firstInvalidUtf8Offset } from "@insomnia/errors";
+import { firstInvalidUtf8Offset } from "@insomnia/safe-read";
 import { describe, expect, it } from "vitest";
 import { decodePromptText, normalizeText, promptFileSha256 } from "./decode-prompt-text.ts";
 import { sha256Hex } from "./sha256.ts";

@@ -1,20 +1,13 @@
-import { firstInvalidUtf8Offset } from "@insomnia/errors";
+import { decodeUtf8Text } from "@insomnia/safe-read";
 import { sha256Hex } from "./sha256.ts";
-
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The result of decoding a prompt file: normalized text, or the offset of the first non-UTF-8 byte. */
 export type DecodeResult = { ok: true; text: string } | { ok: false; byteOffset: number; cause: unknown };
 
 /** Decodes UTF-8 strictly, strips one leading BOM and turns CRLF and lone CR into LF. */
 export function decodePromptText(bytes: Uint8Array): DecodeResult {
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch (cause) {
-    return { ok: false, byteOffset: firstInvalidUtf8Offset(bytes) ?? 0, cause };
-  }
-  return { ok: true, text: normalizeText(text) };
+  const decoded = decodeUtf8Text(bytes, { newlines: "lf" });
+  return decoded.ok ? decoded : { ok: false, byteOffset: decoded.at.byteOffset, cause: decoded.cause };
 }
 
 /** Strips one leading BOM and turns CRLF and lone CR into LF, so every OS yields the same text. */

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { isSameOrInside, pathSegments } from "@insomnia/errors";
+import { isSameOrInside, pathSegments } from "@insomnia/safe-read";
 import { type Permission, Scope, type ScopeRule } from "@insomnia/scope";
 import type { SystemEntry } from "./system-paths.ts";
 

@@ -1,7 +1,7 @@
 import { errorText } from "@insomnia/errors";
 import * as path from "node:path";
 import { canonicalPath } from "./canonical-path.ts";
-import { pathSegments } from "@insomnia/errors";
+import { pathSegments } from "@insomnia/safe-read";
 import { ScopeError } from "./scope-error.ts";
 
 /** What a rule grants (allow) or takes away (deny). */

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { pathSegments } from "@insomnia/errors";
+import { pathSegments } from "@insomnia/safe-read";
 import fc from "fast-check";
 import { resolvedSegments, Scope } from "./scope.ts";
 import type { ScopeConfig } from "./scope-config.ts";

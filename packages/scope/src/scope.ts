@@ -1,6 +1,6 @@
 import { isAbsolute, sep } from "node:path";
 import { canonicalPath } from "./canonical-path.ts";
-import { pathSegments, segmentsWithin } from "@insomnia/errors";
+import { pathSegments, segmentsWithin } from "@insomnia/safe-read";
 import { compileConfig } from "./scope-config.ts";
 import type { CompiledRule, Permission, RulePermission, ScopeConfig } from "./scope-config.ts";
 import { formatSummary } from "./summary.ts";

@@ -3,6 +3,7 @@ import { createServer, type Socket } from "node:net";
 import { type SegmentRecord, type SegmentWriter, serializeSegmentRecord } from "@insomnia/segment-store";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
 import { message, sharedConnectionString, start, storeRejection } from "./__fixtures__/stores.ts";
 import { MAX_BATCH_JSON_CHARS, MAX_BATCH_RECORDS, storedPositions } from "./append-batcher.ts";
 import { PostgresSegmentStore } from "./postgres-segment-store.ts";
@@ -127,7 +128,7 @@ describe("group commit of appends that arrive together", () => {
     }
   });
 
-  it("a_batch_takes_at_most_its_limit_and_the_rest_goes_next", async () => {
+  it("a_batch_takes_at_most_its_limit_and_the_rest_goes_next", { timeout: SLOW_TEST_TIMEOUT_MS }, async () => {
     const count = MAX_BATCH_RECORDS + 5;
     const pods = await podsOnOneConnection(count);
     try {

@@ -1,10 +1,14 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, beforeAll, expect, test, vi } from "vitest";
+import { SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
 import { ChildWriter, childRecord } from "./__fixtures__/child-writer.ts";
 import { sharedConnectionString } from "./__fixtures__/stores.ts";
 import { PostgresSegmentStore } from "./postgres-segment-store.ts";
 import { propertyRuns } from "../../../test/support/property-runs.ts";
+
+// Servers stopped and started, processes killed at random points: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 let pool: pg.Pool;
 beforeAll(() => {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, describe, expect, inject, test } from "vitest";
+import { afterAll, describe, expect, inject, test, vi } from "vitest";
+import { SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
 import { childRecord } from "./__fixtures__/child-writer.ts";
 import { CuttingProxy } from "./__fixtures__/cutting-proxy.ts";
 import { PgServer } from "./__fixtures__/pg-server.ts";
@@ -8,6 +9,9 @@ import { start } from "./__fixtures__/stores.ts";
 import { PostgresSegmentStore } from "./postgres-segment-store.ts";
 import { SegmentStoreError } from "@insomnia/segment-store";
 import type { SegmentRecord } from "@insomnia/segment-store";
+
+// Servers stopped and started, processes killed at random points: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 // Each test here crashes, stops or cuts off a server: every one gets its own server, a copy
 // of the template cluster, so the other suites' shared server is never touched.

@@ -4,9 +4,13 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, expect, inject, test } from "vitest";
+import { afterAll, expect, inject, test, vi } from "vitest";
+import { SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
 import { ChildWriter, childRecord } from "./__fixtures__/child-writer.ts";
 import { closeTestStores, openTestStore, sharedConnectionString } from "./__fixtures__/stores.ts";
+
+// Servers stopped and started, processes killed at random points: slow by design.
+vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 
 afterAll(closeTestStores);
 

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
 import { ChildWriter } from "./__fixtures__/child-writer.ts";
 import { sharedConnectionString, storeRejection } from "./__fixtures__/stores.ts";
 import { MIGRATIONS, migrate, migrationHash } from "./migrations.ts";
@@ -21,7 +22,7 @@ async function tables(schema: string): Promise<string[]> {
   return rows.map((row) => row.name);
 }
 
-test("twenty_processes_starting_at_once_end_with_one_schema", async () => {
+test("twenty_processes_starting_at_once_end_with_one_schema", { timeout: SLOW_TEST_TIMEOUT_MS }, async () => {
   const schema = "migrate_race";
   const children = Array.from(
     { length: 20 },

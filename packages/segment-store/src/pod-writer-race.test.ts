@@ -3,14 +3,19 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildBundle } from "./__fixtures__/build-bundle.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+import { testBundle } from "./__fixtures__/build-bundle.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import type { SegmentRecord } from "./segment-record.ts";
 
 /*
  * Issue 27, items 1 and 2, as process tests: real processes racing for one pod's writer lock,
- * each a long-lived child that runs one round per message, so a thousand rounds take seconds.
+ * each a long-lived child that runs one round per message. The deep run (INSOMNIA_DEEP_TESTS=1)
+ * runs the rounds issue 27 asks for; the quick counts still catch a takeover race (a mutant
+ * without the exclusive claim) in nearly every run, see bench/RESULTS.md.
  */
+const RESTORE_ROUNDS = propertyRuns(150, 1000);
+const START_ROUNDS = propertyRuns(30, 100);
 
 interface Reply {
   readonly held: boolean;
@@ -64,13 +69,13 @@ class RaceChild {
   }
 }
 
-let bundle: { dir: string; url: string };
+const bundle = testBundle();
 let root: string;
 beforeAll(async () => {
-  [bundle, root] = await Promise.all([buildBundle(), mkdtemp(join(tmpdir(), "insomnia-pod-race-"))]);
+  root = await mkdtemp(join(tmpdir(), "insomnia-pod-race-"));
 });
 afterAll(async () => {
-  await Promise.all([rm(bundle.dir, { recursive: true, force: true }), rm(root, { recursive: true, force: true })]);
+  await rm(root, { recursive: true, force: true });
 });
 
 async function children(count: number): Promise<RaceChild[]> {
@@ -84,73 +89,81 @@ function unexpected(replies: readonly Reply[]): Reply[] {
 }
 
 describe("one writer per pod, across processes", () => {
-  it("three_processes_restoring_one_crashed_pod_1000_rounds_no_double_holder_no_lost_append", async () => {
-    const dir = join(root, "crashed");
-    const setup = new FileSegmentStore(dir);
-    const first = await setup.createSegment(start);
-    await first.close();
-    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
-    const racers = await children(3);
-    const acknowledged: SegmentRecord[] = [];
-    let doubles = 0;
-    let staleTakeovers = 0;
-    const errors: Reply[] = [];
-    try {
-      for (let round = 0; round < 1000; round += 1) {
-        // What a writer killed while holding the pod leaves: its lock, naming a process that is gone.
-        await writeFile(setup.podLockFile, `${dead}\n${hostname()}\nkilled-in-round-${round}\n`);
-        const command = { op: "restore", round, dir, holding: join(root, "crashed-holding") };
-        const replies = await Promise.all(racers.map((child) => child.ask(command)));
-        errors.push(...unexpected(replies));
-        for (const reply of replies) {
-          if (!reply.held) continue;
-          if (reply.double === true) doubles += 1;
-          if (reply.record !== undefined) acknowledged.push(reply.record);
-          staleTakeovers += (reply.warnings ?? []).filter((code) => code === "SEGMENT_LOCK_STALE").length;
+  it(
+    "three_processes_restoring_one_crashed_pod_no_double_holder_no_lost_append",
+    async () => {
+      const dir = join(root, "crashed");
+      const setup = new FileSegmentStore(dir);
+      const first = await setup.createSegment(start);
+      await first.close();
+      const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+      const racers = await children(3);
+      const acknowledged: SegmentRecord[] = [];
+      let doubles = 0;
+      let staleTakeovers = 0;
+      const errors: Reply[] = [];
+      try {
+        for (let round = 0; round < RESTORE_ROUNDS; round += 1) {
+          // What a writer killed while holding the pod leaves: its lock, naming a process that is gone.
+          await writeFile(setup.podLockFile, `${dead}\n${hostname()}\nkilled-in-round-${round}\n`);
+          const command = { op: "restore", round, dir, holding: join(root, "crashed-holding") };
+          const replies = await Promise.all(racers.map((child) => child.ask(command)));
+          errors.push(...unexpected(replies));
+          for (const reply of replies) {
+            if (!reply.held) continue;
+            if (reply.double === true) doubles += 1;
+            if (reply.record !== undefined) acknowledged.push(reply.record);
+            staleTakeovers += (reply.warnings ?? []).filter((code) => code === "SEGMENT_LOCK_STALE").length;
+          }
+          expect(staleTakeovers).toBe(round + 1);
         }
-        expect(staleTakeovers).toBe(round + 1);
+      } finally {
+        for (const child of racers) child.kill();
       }
-    } finally {
-      for (const child of racers) child.kill();
-    }
-    expect(errors).toEqual([]);
-    expect(doubles).toBe(0);
-    // Every acknowledged append is in the log, once, and nothing else is.
-    const { records, warnings } = await setup.readSegment(first.segmentId);
-    expect(warnings).toEqual([]);
-    expect(records[0]).toEqual(start);
-    const key = (record: SegmentRecord) => JSON.stringify(record);
-    expect(records.slice(1).map(key).sort()).toEqual(acknowledged.map(key).sort());
-    expect(acknowledged.length).toBeGreaterThanOrEqual(1000);
-  }, 120_000);
+      expect(errors).toEqual([]);
+      expect(doubles).toBe(0);
+      // Every acknowledged append is in the log, once, and nothing else is.
+      const { records, warnings } = await setup.readSegment(first.segmentId);
+      expect(warnings).toEqual([]);
+      expect(records[0]).toEqual(start);
+      const key = (record: SegmentRecord) => JSON.stringify(record);
+      expect(records.slice(1).map(key).sort()).toEqual(acknowledged.map(key).sort());
+      expect(acknowledged.length).toBeGreaterThanOrEqual(RESTORE_ROUNDS);
+    },
+    SLOW_TEST_TIMEOUT_MS,
+  );
 
-  it("two_processes_starting_one_new_pod_100_rounds_one_conversation_every_time", async () => {
-    const racers = await children(2);
-    const problems: string[] = [];
-    try {
-      for (let round = 0; round < 100; round += 1) {
-        const dir = join(root, "new", `pod-${round}`);
-        const command = { op: "start", round, dir, holding: join(root, `new-holding-${round}`) };
-        const replies = await Promise.all(racers.map((child) => child.ask(command)));
-        const held = replies.filter((reply) => reply.held);
-        if (unexpected(replies).length > 0) problems.push(`round ${round}: ${JSON.stringify(unexpected(replies))}`);
-        if (held.some((reply) => reply.double === true)) problems.push(`round ${round}: two holders at once`);
-        const store = new FileSegmentStore(dir);
-        const ids = await store.listSegments();
-        if (ids.length !== 1) problems.push(`round ${round}: ${ids.length} conversations`);
-        if (held.filter((reply) => reply.created === true).length !== 1)
-          problems.push(`round ${round}: not one creator`);
-        const records = (await store.readSegment(ids[0] ?? "")).records.slice(1);
-        if (records.length !== held.length)
-          problems.push(`round ${round}: ${records.length} of ${held.length} appends`);
-        // Nothing is left behind but the conversation: the lock is released, no temp files.
-        const left = await readdir(dir);
-        if (left.length !== 1) problems.push(`round ${round}: left ${left.join(", ")}`);
+  it(
+    "two_processes_starting_one_new_pod_one_conversation_every_time",
+    async () => {
+      const racers = await children(2);
+      const problems: string[] = [];
+      try {
+        for (let round = 0; round < START_ROUNDS; round += 1) {
+          const dir = join(root, "new", `pod-${round}`);
+          const command = { op: "start", round, dir, holding: join(root, `new-holding-${round}`) };
+          const replies = await Promise.all(racers.map((child) => child.ask(command)));
+          const held = replies.filter((reply) => reply.held);
+          if (unexpected(replies).length > 0) problems.push(`round ${round}: ${JSON.stringify(unexpected(replies))}`);
+          if (held.some((reply) => reply.double === true)) problems.push(`round ${round}: two holders at once`);
+          const store = new FileSegmentStore(dir);
+          const ids = await store.listSegments();
+          if (ids.length !== 1) problems.push(`round ${round}: ${ids.length} conversations`);
+          if (held.filter((reply) => reply.created === true).length !== 1)
+            problems.push(`round ${round}: not one creator`);
+          const records = (await store.readSegment(ids[0] ?? "")).records.slice(1);
+          if (records.length !== held.length)
+            problems.push(`round ${round}: ${records.length} of ${held.length} appends`);
+          // Nothing is left behind but the conversation: the lock is released, no temp files.
+          const left = await readdir(dir);
+          if (left.length !== 1) problems.push(`round ${round}: left ${left.join(", ")}`);
+        }
+      } finally {
+        for (const child of racers) child.kill();
       }
-    } finally {
-      for (const child of racers) child.kill();
-    }
-    // The second either came after the first had finished (one conversation, both messages) or was refused.
-    expect(problems).toEqual([]);
-  }, 120_000);
+      // The second either came after the first had finished (one conversation, both messages) or was refused.
+      expect(problems).toEqual([]);
+    },
+    SLOW_TEST_TIMEOUT_MS,
+  );
 });

@@ -5,7 +5,7 @@ import { SegmentStoreError } from "./segment-store-error.ts";
 import { isSegmentRecord } from "./segment-record.ts";
 import { encodeSegmentLine, scanSegment, serializeSegmentRecord } from "./segment-codec.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
-import { propertyRuns } from "../../../test/support/property-runs.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
 
 const CODEC_RUNS = propertyRuns(300, 3_000);
 
@@ -165,7 +165,7 @@ describe("scanSegment", () => {
     expect(scan.tailReason).toBe("the line is not a framed record");
   });
 
-  it("every_single_bit_flip_is_detected", () => {
+  it("every_single_bit_flip_is_detected", { timeout: SLOW_TEST_TIMEOUT_MS }, () => {
     const records = [start, ...Array.from({ length: 9 }, (_, n) => message(n))];
     const { data, lineStarts } = encodeLog(records);
     const lastStart = lineStarts[lineStarts.length - 1] ?? 0;

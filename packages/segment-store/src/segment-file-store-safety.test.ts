@@ -2,8 +2,9 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { buildBundle } from "./__fixtures__/build-bundle.ts";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+import { testBundle } from "./__fixtures__/build-bundle.ts";
 import { storeRejection } from "./__fixtures__/store-rejection.ts";
 import { contentId } from "./pod-writer-lock.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
@@ -74,15 +75,11 @@ describe("FileSegmentStore file modes (issue 26 item 5)", () => {
 });
 
 describe("FileSegmentStore debris of killed writers (issue 27 item 5)", () => {
-  let bundle: { dir: string; url: string };
-  beforeAll(async () => {
-    bundle = await buildBundle();
-  });
-  afterAll(async () => {
-    await rm(bundle.dir, { recursive: true, force: true });
-  });
+  const bundle = testBundle();
 
-  it("repeated_kills_during_segment_creation_leave_nothing_the_next_writer_does_not_remove", async () => {
+  it("repeated_kills_during_segment_creation_leave_nothing_the_next_writer_does_not_remove", {
+    timeout: SLOW_TEST_TIMEOUT_MS,
+  }, async () => {
     // Each child creates segments as fast as it can and is killed at some point in that loop.
     const script = `
       const { FileSegmentStore } = await import(${JSON.stringify(bundle.url)});

@@ -317,7 +317,7 @@ describe("FileSegmentStore files", () => {
     expect(await readdir(dir)).toEqual([`${formatSegmentId(2)}.jsonl`]);
   });
 
-  it("reads_a_100000_record_segment", async () => {
+  it("reads_a_100000_record_segment", { timeout: SLOW_TEST_TIMEOUT_MS }, async () => {
     const store = new FileSegmentStore(dir);
     const id = formatSegmentId(1);
     const lines = [encodeSegmentLine(0, JSON.stringify(start))];
@@ -632,7 +632,7 @@ describe("FileSegmentStore crash recovery", () => {
     );
   });
 
-  it("single_bit_flip_at_every_byte_is_an_error_or_a_warned_prefix", async () => {
+  it("single_bit_flip_at_every_byte_is_an_error_or_a_warned_prefix", { timeout: SLOW_TEST_TIMEOUT_MS }, async () => {
     const store = new FileSegmentStore(dir);
     const { id, data, lineEnds } = await writeLog(store);
     const file = store.segmentFile(id);
@@ -667,5 +667,5 @@ describe("FileSegmentStore crash recovery", () => {
     // The newline before the last line counts as corruption (issue 16, defect 1).
     expect(outcomes.corrupt).toBe(lastStart);
     expect(outcomes.prefix).toBe(data.length - lastStart);
-  }, 120_000);
+  });
 });

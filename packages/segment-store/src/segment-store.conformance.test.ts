@@ -1,20 +1,13 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll } from "vitest";
-import { buildBundle } from "./__fixtures__/build-bundle.ts";
+import { testBundle } from "./__fixtures__/build-bundle.ts";
 import { encodeSegmentLine } from "./segment-codec.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import { MemorySegmentStore } from "./segment-memory-store.ts";
 import { describeSegmentStoreConformance } from "./testing/index.ts";
 
-let bundle: { dir: string; url: string };
-beforeAll(async () => {
-  bundle = await buildBundle();
-});
-afterAll(async () => {
-  await rm(bundle.dir, { recursive: true, force: true });
-});
+const bundle = testBundle();
 
 /** Byte offsets just after each newline of a segment file. */
 function lineEnds(data: Buffer): number[] {

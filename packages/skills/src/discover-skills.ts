@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { join, sep } from "node:path";
-import { isSameOrInside, isStrictlyInside } from "@insomnia/errors";
+import { isSameOrInside, isStrictlyInside } from "@insomnia/safe-read";
 import { parseSkill } from "./parse-skill.ts";
-import { type IsReadable, MAX_SKILL_FILE_BYTES, readWalkedSkillFile } from "./read-skill-file.ts";
+import { type IsReadable, MAX_SKILL_FILE_BYTES, readSkillFile } from "./read-skill-file.ts";
 import { type SkillRoot, type SkillRootKind, skillRoots } from "./skill-roots.ts";
 import { SkillsError, type SkillWarning, warningOf } from "./skills-error.ts";
 
@@ -75,10 +75,6 @@ interface Candidate {
   name: string;
   /** `<dir>/SKILL.md` as the walk reached it. */
   file: string;
-  /** Where the walk found that file: its directory's real path (strictly inside the root) plus `/SKILL.md`. */
-  real: string;
-  /** The lstat of its SKILL.md, taken by the walk (readSkillFile need not take it again). */
-  skillFile: Stats;
 }
 
 /**
@@ -183,10 +179,8 @@ function findCandidates(
         }
         dirs++;
         const file = childPath(child.under, SKILL_FILE);
-        const skillFile = skillFileOf(file);
-        if (skillFile !== undefined) {
-          found.push({ name: child.name, file, real: childPath(child.real, SKILL_FILE), skillFile });
-        } else next.push(child);
+        if (skillFileOf(file) !== undefined) found.push({ name: child.name, file });
+        else next.push(child);
       }
     }
     queue = next;
@@ -285,9 +279,9 @@ function loadCandidate(
   rules: { rootDir: string; isReadable?: IsReadable; maxBytes: number },
   warnings: SkillWarning[],
 ): Skill | undefined {
-  let read: ReturnType<typeof readWalkedSkillFile>;
+  let read: ReturnType<typeof readSkillFile>;
   try {
-    read = readWalkedSkillFile(candidate.file, rules, candidate.skillFile, candidate.real);
+    read = readSkillFile(candidate.file, rules);
   } catch (error) {
     if (!SkillsError.is(error)) throw error;
     warnings.push(warningOf(error));

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isStrictlyInside } from "@insomnia/errors";
+import { isStrictlyInside } from "@insomnia/safe-read";
 import fc from "fast-check";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { guarded } from "../../../test/support/output-guard.ts";

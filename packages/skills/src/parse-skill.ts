@@ -1,4 +1,4 @@
-import { lineColumn, parseSafeYaml } from "@insomnia/manifest";
+import { lineColumn, parseSafeYaml } from "@insomnia/safe-yaml";
 import type { SkillsErrorCode, SkillWarning } from "./skills-error.ts";
 
 /** Longest `name` the Agent Skills format allows. */

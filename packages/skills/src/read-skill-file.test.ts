@@ -1,8 +1,8 @@
-import { lstatSync, mkdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { makeSkillTree, type SkillTree, skillText } from "./__fixtures__/skill-tree.ts";
-import { readSkillFile, readWalkedSkillFile } from "./read-skill-file.ts";
+import { readSkillFile } from "./read-skill-file.ts";
 import { SkillsError } from "./skills-error.ts";
 
 let tree: SkillTree;
@@ -40,12 +40,12 @@ describe("readSkillFile", () => {
       asked.push(path);
       return false;
     };
-    expect(thrown(() => readWalkedSkillFile(file, { rootDir, isReadable }, lstatSync(file), file))).toEqual({
+    expect(thrown(() => readSkillFile(file, { rootDir, isReadable }))).toEqual({
       code: "SKILL_OUTSIDE_SCOPE",
       file,
     });
     expect(asked).toEqual([file]);
-    expect(readWalkedSkillFile(file, { rootDir, isReadable: () => true }, lstatSync(file), file).file).toBe(file);
+    expect(readSkillFile(file, { rootDir, isReadable: () => true }).file).toBe(file);
   });
 
   test("walked_file_opened_elsewhere_than_walked_is_checked_against_its_root", () => {
@@ -57,7 +57,7 @@ describe("readSkillFile", () => {
     mkdirSync(rootDir, { recursive: true });
     symlinkSync(join(tree.outside, "review"), join(rootDir, "review"));
     const file = join(rootDir, "review/SKILL.md");
-    expect(thrown(() => readWalkedSkillFile(file, { rootDir }, lstatSync(file), file))).toEqual({
+    expect(thrown(() => readSkillFile(file, { rootDir }))).toEqual({
       code: "SKILL_OUTSIDE_ROOT",
       file,
     });

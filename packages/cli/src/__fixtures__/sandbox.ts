@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach } from "vitest";
+import { afterEach, beforeEach, inject } from "vitest";
 
 /** The built `pod` bin (dist/bin.cjs): the tests run what the package ships. */
 export const BIN = fileURLToPath(new URL("../../dist/bin.cjs", import.meta.url));
@@ -51,8 +51,18 @@ export interface Sandbox {
   cleanup(): Promise<void>;
 }
 
+/** How a sandbox's `pod` processes keep the bin's compile cache. */
+export interface SandboxOptions {
+  /**
+   * true: in the sandbox's own HOME (`~/.cache`), as for a new user, for the tests of the cache
+   * itself. Default: in one XDG_CACHE_HOME shared by the whole test run (warm after the first
+   * process, as for a user's every later run), so each test does not pay a cold start.
+   */
+  readonly ownCompileCache?: boolean;
+}
+
 /** Creates a sandbox under os.tmpdir(); call cleanup() in afterEach. */
-export async function makeSandbox(): Promise<Sandbox> {
+export async function makeSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const root = await realpath(await mkdtemp(join(tmpdir(), "pod-cli-")));
   const ws = join(root, "ws");
   const xdg = join(root, "xdg");
@@ -62,7 +72,11 @@ export async function makeSandbox(): Promise<Sandbox> {
     ws,
     xdg,
     home,
-    env: { HOME: home, XDG_CONFIG_HOME: xdg },
+    env: {
+      HOME: home,
+      XDG_CONFIG_HOME: xdg,
+      ...(options.ownCompileCache === true ? {} : { XDG_CACHE_HOME: inject("podCacheHome") }),
+    },
     async write(relative, text, base = ws) {
       const path = join(base, relative);
       await mkdir(dirname(path), { recursive: true });
@@ -77,10 +91,13 @@ export async function makeSandbox(): Promise<Sandbox> {
  * A fresh sandbox for every test of the calling file (made in beforeEach, removed in
  * afterEach): `box` always stands for the current test's sandbox, `pod` runs the bin in it.
  */
-export function useSandbox(): { box: Sandbox; pod: (...args: string[]) => Promise<PodRun> } {
+export function useSandbox(options: SandboxOptions = {}): {
+  box: Sandbox;
+  pod: (...args: string[]) => Promise<PodRun>;
+} {
   let current: Sandbox | undefined;
   beforeEach(async () => {
-    current = await makeSandbox();
+    current = await makeSandbox(options);
   });
   afterEach(async () => {
     await current?.cleanup();

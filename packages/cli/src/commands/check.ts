@@ -13,11 +13,9 @@ import {
   validateOverlay,
 } from "@insomnia/manifest";
 import type { LoadedWorkspace, ManifestOrigins, ManifestWidening, PodManifest } from "@insomnia/manifest";
-import { PodError, prepareSystemPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
-import { PromptLoader } from "@insomnia/prompt-loader";
-import { SystemPromptTemplate } from "@insomnia/template";
+import { PodError, parsePodInstruction, parsePodPrompt, readAgentsMd, readSkillCatalog } from "@insomnia/pod";
 import type { CheckOptions } from "../args.ts";
-import { classifyError, problemFromUserError, problemsAtManifestOrigin } from "../errors.ts";
+import { classifyError, problemFromUserError, problemsOf } from "../errors.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { unknownProviderKind } from "../provider-kind.ts";
@@ -51,7 +49,7 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
       if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
       problems.push(...missingScopeTargets(manifest, origins));
       await checkSandbox(manifest, origins, io, problems);
-      const checked = await checkInstruction(manifest, origins, io, problems);
+      const checked = await checkInstruction(manifest, io, problems);
       if (checked !== undefined) {
         const { sources, skills } = checked;
         summary = `ok: ${manifest.worker.instruction}, ${sources} source file${sources === 1 ? "" : "s"}`;
@@ -247,13 +245,12 @@ async function collectLayerIssues(
  */
 async function checkInstruction(
   manifest: PodManifest,
-  origins: ManifestOrigins,
   io: CliIo,
   problems: Problem[],
 ): Promise<{ sources: number; skills: number } | undefined> {
   const env = { ...io.env };
   try {
-    const prepared = await prepareSystemPrompt(manifest, { env });
+    const prepared = await parsePodPrompt(manifest, { env });
     const agents = await readAgentsMd(prepared.cwd, prepared.scope, { root: prepared.root });
     for (const warning of agents.warnings) {
       problems.push({
@@ -278,18 +275,15 @@ async function checkInstruction(
   } catch (error) {
     const classified = classifyError(error);
     if (classified.kind === "internal") throw error;
-    problems.push(...problemsAtManifestOrigin(error, classified.problem, origins));
+    problems.push(...problemsOf(error, classified.problem));
     // The scope is built before the template is parsed; parse it anyway so both problems show.
     if (PodError.is(error) && error.code === "INVALID_SCOPE") {
       try {
-        await SystemPromptTemplate.parse(
-          manifest.worker.instruction,
-          PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
-        );
+        await parsePodInstruction(manifest, { env });
       } catch (parseError) {
         const parsed = classifyError(parseError);
         if (parsed.kind === "internal") throw parseError;
-        problems.push(...problemsAtManifestOrigin(parseError, parsed.problem, origins));
+        problems.push(...problemsOf(parseError, parsed.problem));
       }
     }
     return undefined;

@@ -1,19 +1,20 @@
 import { didYouMeanSuffix } from "@insomnia/errors";
 import { checkWorkspaceTrust, loadManifest, WORKER_TOOL_NAMES } from "@insomnia/manifest";
-import { materializeSystemPrompt } from "@insomnia/pod";
+import { previewSystemPrompt } from "@insomnia/pod";
 import type { PromptOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { formatProblemLine, styleFor } from "../output.ts";
 import { probeMcpServers } from "../mcp-tools.ts";
+import { podToolFactories } from "../pod-tool-factories.ts";
 import { forTerminal } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
 
 /** `pod prompt`: prints the system prompt a pod started in the directory would send, byte for byte. */
 export async function runPrompt(options: PromptOptions, io: CliIo): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
-  const { manifest, files, origins, workspace } = await loadManifest(manifestLoadOptions(options, cwd, io));
+  const { manifest, files, workspace } = await loadManifest(manifestLoadOptions(options, cwd, io));
   // Before any MCP server starts or any prompt file is read: a checkout may narrow, never widen.
   checkWorkspaceTrust(manifest, { env: { ...io.env } });
   const now = options.now ?? new Date();
@@ -30,27 +31,16 @@ export async function runPrompt(options: PromptOptions, io: CliIo): Promise<numb
   // A pod registers the manifest's worker.tools and its MCP servers' tools, so that is what its
   // template sees unless --tool says otherwise (then no server is started).
   const mcp = options.tools === undefined ? await probeMcpServers(manifest, io.env) : undefined;
-  const tools = options.tools ?? [...manifest.worker.tools, ...(mcp?.tools ?? [])];
+  // Without --tool, the pod's own tool factories name the tools, as `pod run` makes them.
+  const tools = options.tools ?? mcp?.tools ?? [];
+  const toolFactories = options.tools === undefined ? podToolFactories(manifest, { sandbox: "assume" }) : [];
   const style = styleFor(io.stderr, io.env);
   for (const warning of mcp?.warnings ?? []) {
     const problem = { code: warning.code, message: warning.message, severity: "warning" as const };
     io.stderr.write(`pod: ${formatProblemLine(problem, style)}\n`);
   }
-  let result: Awaited<ReturnType<typeof materializeSystemPrompt>>;
-  try {
-    result = await materializeSystemPrompt({ manifest, tools, now, env: { ...io.env } });
-  } catch (error) {
-    // An instruction that cannot be loaded, or a scope rule or pod.pwd that cannot be
-    // resolved, is reported at the manifest value that set it; everything else goes to
-    // main's report unchanged. errors.ts is imported here, as main does, so a prompt that
-    // renders loads no more than before.
-    const { classifyError, manifestOriginOf, problemAtManifestOrigin } = await import("../errors.ts");
-    if (manifestOriginOf(error, origins) === undefined) throw error;
-    const classified = classifyError(error);
-    if (classified.kind !== "user") throw error;
-    io.stderr.write(`pod: ${formatProblemLine(problemAtManifestOrigin(error, classified.problem, origins), style)}\n`);
-    return 1; // a problem in the user's files, as main reports it
-  }
+  // A failure goes to main's report; one about a manifest value is shown at the line that set it.
+  const result = await previewSystemPrompt({ manifest, tools, toolFactories, now, env: { ...io.env } });
 
   // Warnings always go to stderr; --explain and --json also list them in their output.
   for (const warning of result.warnings) {

@@ -3,7 +3,7 @@ import { checkWorkspaceTrust, loadManifest } from "@insomnia/manifest";
 import type { Clock, Notifier, Pod } from "@insomnia/pod";
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { ImagePart, TurnResult, UserInput, Worker } from "@insomnia/worker";
+import type { ImagePart, TurnResult, UserInput } from "@insomnia/worker";
 import type { ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
@@ -16,6 +16,7 @@ import { apiKey, languageModel, type ProviderChoice, providerChoice } from "../p
 import { findConversation } from "../conversations.ts";
 import { activityLines, usageLine, writeWarning } from "../run-report.ts";
 import { registerMcpTools } from "../mcp-tools.ts";
+import { podToolFactories } from "../pod-tool-factories.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
 import { hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
@@ -25,45 +26,6 @@ import { FORCED_EXIT_FLUSH_MS, flushTracing, providerServer, startTracing } from
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
-
-/** What `toolsForRun` gets to decide which tools a pod's worker offers. */
-export interface RunToolContext {
-  manifest: PodManifest;
-  worker: Worker;
-  /** Where run_command's sandbox finds `bwrap` and takes `PATH` and `LANG` from (default `process.env`). */
-  env?: Readonly<Record<string, string | undefined>> | undefined;
-  /** Told why run_command is not offered (`SANDBOX_UNAVAILABLE`). */
-  warn?: ((warning: { code: string; message: string }) => void) | undefined;
-}
-
-/**
- * Registers the tools `pod run` offers the model, before the prompt is rendered (the
- * template sees their names): the file tools of `worker.tools` (all four unless the manifest
- * says otherwise), bound to the manifest's scope, so what the prompt's Working boundaries say
- * is what the tools allow; and `run_command` when `worker.tools` names it and the sandbox
- * works here (else a `SANDBOX_UNAVAILABLE` warning: a command never runs unsandboxed).
- */
-export async function toolsForRun({ manifest, worker, env, warn }: RunToolContext): Promise<void> {
-  if (manifest.worker.tools.length === 0) return;
-  const [{ Scope }, { fsTools, isFsToolName }] = await Promise.all([
-    import("@insomnia/scope"),
-    import("@insomnia/fs-tools"),
-  ]);
-  const scope = Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
-  const fileTools = manifest.worker.tools.filter(isFsToolName);
-  for (const tool of fsTools(scope, { tools: fileTools })) worker.tools.register(tool);
-  if (!manifest.worker.tools.includes("run_command")) return;
-  const { detectSandbox, runCommandTool, Sandbox } = await import("@insomnia/sandbox");
-  const found = await detectSandbox({ env });
-  if (!found.available) {
-    warn?.({ code: found.error.code, message: found.error.detail });
-    return;
-  }
-  const settings = manifest.worker.run_command;
-  // Commands start in the scope's base: pod.pwd with symlinks resolved, a path that exists inside the sandbox.
-  const sandbox = new Sandbox(scope, { bwrapPath: found.bwrapPath, network: settings?.network, env });
-  worker.tools.register(runCommandTool(sandbox, { maxTimeoutMs: settings?.timeout_ms }));
-}
 
 /** `pod run`: sends one user message to the manifest's model, continuing the latest conversation unless `--new`. */
 export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
@@ -276,7 +238,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     });
     const frozenMcp = mcp;
     const notifier: Notifier = { warn: (warning) => writeWarning(io, style, warning) };
-    await toolsForRun({ manifest, worker, env: io.env, warn: (warning) => writeWarning(io, style, warning) });
+    const tools = podToolFactories(manifest, { env: io.env, warn: (warning) => writeWarning(io, style, warning) });
     const clock: Clock | undefined = options.now === undefined ? undefined : { now: () => new Date(options.now!) };
     const env = { ...io.env };
     pod =
@@ -286,6 +248,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
             store,
             notifier,
             env,
+            tools,
             ...(clock === undefined ? {} : { clock }),
           })
         : await Pod.restore(store, latest, worker, {
@@ -293,6 +256,8 @@ async function converse({ store, location, choice, key, manifest, options, turn,
             notifier,
             provider: manifest.provider,
             onSegmentStart: (start) => frozenMcp.freezeFrom(start),
+            tools,
+            manifest,
             ...(clock === undefined ? {} : { clock }),
           });
     const history = worker.getHistory();

@@ -1,14 +1,9 @@
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { buildPackageForTests } from "../../../../test/support/build-package.ts";
-
-const packageDir = join(import.meta.dirname, "..", "..");
+import { type PackageBundle, packageBundle } from "../../../../test/support/package-bundle.ts";
 
 /**
- * Builds src/index.ts (see buildPackageForTests: @insomnia/errors still resolves) and returns
- * the file: URL of the bundle; the caller removes `dir`.
+ * This package built from src (see buildPackageForTests: @insomnia/errors still resolves), once
+ * per test run by the global setup in vitest.config.ts, for tests whose child processes load it.
  */
-export async function buildBundle(): Promise<{ dir: string; url: string }> {
-  const dir = await buildPackageForTests(packageDir, "src/index.ts", ".segment-store-test-dist-");
-  return { dir, url: pathToFileURL(join(dir, "index.js")).href };
+export function testBundle(): PackageBundle {
+  return packageBundle();
 }

@@ -1,7 +1,9 @@
-import { isSameOrInside } from "@insomnia/errors";
+import { isSameOrInside } from "@insomnia/safe-read";
 import {
   checkWorkspaceTrust,
   DEFAULT_SKILLS_BUDGET,
+  type ManifestOrigin,
+  manifestProvenance,
   type PodManifest,
   realDirectory,
   workspaceRootOf,
@@ -25,7 +27,7 @@ import { workingBoundaries } from "./working-boundaries.ts";
 import type { Notifier, PodWarning } from "./pod-warning.ts";
 
 /** A pod's instruction, parsed and checked, waiting for its one render. */
-export interface PreparedSystemPrompt {
+export interface ParsedPodPrompt {
   /** The pod's absolute working directory (`manifest.pod.pwd`). */
   readonly cwd: string;
   /**
@@ -41,8 +43,8 @@ export interface PreparedSystemPrompt {
   readonly skillsBudget: number;
 }
 
-/** Options of {@link prepareSystemPrompt}. */
-export interface PrepareOptions {
+/** Options of {@link parsePodPrompt}. */
+export interface ParsePodPromptOptions {
   /** Default: `PromptLoader.forPod({ cwd: manifest.pod.pwd, env })`. */
   loader?: TemplateLoader | undefined;
   /** Environment for the default loader's `$user` root and the user skill roots (default `process.env`). */
@@ -52,7 +54,7 @@ export interface PrepareOptions {
 }
 
 /** What goes into a render besides the parsed instruction. */
-export interface MaterializeInput {
+export interface RenderPodPromptInput {
   /** Tool names; sorted here. */
   tools: readonly string[];
   now: Date;
@@ -65,7 +67,7 @@ export interface MaterializeInput {
 }
 
 /** What a prompt's skills came to: the catalog as read, and what the Skills section lists. */
-export interface MaterializedSkills {
+export interface RenderedSkills {
   /** Every usable skill (listed and hidden), sorted by name; `load_skill` serves these. */
   readonly catalog: readonly Skill[];
   /** Skills in the section, descriptions as shown (shortened ones end with `…`). */
@@ -82,7 +84,7 @@ export interface MaterializedSkills {
 }
 
 /** A system prompt as a pod sends it, with the parts it was made of. */
-export interface MaterializedPrompt {
+export interface RenderedPodPrompt {
   /** The full system prompt, byte for byte what the worker receives. */
   prompt: string;
   /** Tool names the prompt was rendered with, sorted (`load_skill` added when there are skills). */
@@ -92,28 +94,22 @@ export interface MaterializedPrompt {
   sections: { instruction: string; workingBoundaries: string; skills?: string; agentsMd?: string };
   /** Where each section lies in `prompt` (offsets; recorded with it, so a restored pod knows them too). */
   spans: PromptSections;
-  skills: MaterializedSkills;
+  skills: RenderedSkills;
   agentsMd?: { file: string; bytes: number; totalBytes: number; truncated: boolean };
   warnings: readonly PodWarning[];
 }
 
 /** Builds the scope and parses the instruction with all its includes; renders nothing. */
-export async function prepareSystemPrompt(
+export async function parsePodPrompt(
   manifest: PodManifest,
-  options: PrepareOptions = {},
-): Promise<PreparedSystemPrompt> {
+  options: ParsePodPromptOptions = {},
+): Promise<ParsedPodPrompt> {
   // Refused before anything is read: a checkout may narrow what the pod can do, never widen it.
   checkWorkspaceTrust(manifest, { env: options.env ?? process.env, trusted: options.trustWorkspace });
   const cwd = manifest.pod.pwd;
   const root = realDirectory(workspaceRootOf(manifest));
   const scope = buildScope(manifest);
-  const loader = options.loader ?? PromptLoader.forPod({ cwd, env: options.env ?? process.env });
-  let template: SystemPromptTemplate;
-  try {
-    template = await SystemPromptTemplate.parse(manifest.worker.instruction, loader);
-  } catch (error) {
-    throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction);
-  }
+  const template = await parsePodInstruction(manifest, options);
   checkWorkspaceSources(template.sources, root);
   const budget = manifest.skills?.budget ?? DEFAULT_SKILLS_BUDGET;
   return {
@@ -127,14 +123,33 @@ export async function prepareSystemPrompt(
 }
 
 /**
- * Reads the skills catalog of a prepared pod: its four roots, the workspace ones inside the
+ * Parses the manifest's instruction with all its includes, as a pod does; a failure is a
+ * PodError `INVALID_SYSTEM_PROMPT_TEMPLATE`, at `worker.instruction` when the instruction itself cannot be loaded.
+ */
+export async function parsePodInstruction(
+  manifest: PodManifest,
+  options: Pick<ParsePodPromptOptions, "loader" | "env"> = {},
+): Promise<SystemPromptTemplate> {
+  const loader = options.loader ?? PromptLoader.forPod({ cwd: manifest.pod.pwd, env: options.env ?? process.env });
+  try {
+    return await SystemPromptTemplate.parse(manifest.worker.instruction, loader);
+  } catch (error) {
+    // No line: the instruction itself could not be loaded, so the manifest line that names it is the place to look.
+    const own = SystemPromptError.is(error) && error.code === "INCLUDE_FAILED" && error.line === undefined;
+    const origin = own ? manifestProvenance(manifest)?.origins["worker.instruction"] : undefined;
+    throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction, origin);
+  }
+}
+
+/**
+ * Reads the skills catalog of a parsed pod prompt: its four roots, the workspace ones inside the
  * workspace root and within the readable scope (a checkout's symlink must not pull in `~`).
  */
-export function readSkillCatalog(prepared: PreparedSystemPrompt): SkillCatalog {
-  const { scope, root } = prepared;
+export function readSkillCatalog(parsed: ParsedPodPrompt): SkillCatalog {
+  const { scope, root } = parsed;
   return discoverSkills({
-    cwd: prepared.cwd,
-    roots: prepared.skillRoots,
+    cwd: parsed.cwd,
+    roots: parsed.skillRoots,
     // Skills ask about real paths (realpath, or the kernel's path of the open descriptor).
     isReadable: (path) => isSameOrInside(root, path) && scope.explain(path, { resolved: true }).permission !== "none",
   });
@@ -145,18 +160,18 @@ export function skillSourceRef(name: string): string {
   return `skill:${name}`;
 }
 
-/** Renders a prepared instruction with the time, the tools and `<cwd>/AGENTS.md` into the final prompt. */
-export async function materialize(
-  prepared: PreparedSystemPrompt,
-  input: MaterializeInput,
-): Promise<MaterializedPrompt> {
+/** Renders a parsed instruction with the time, the tools and `<cwd>/AGENTS.md` into the final prompt. */
+export async function renderPodPrompt(
+  parsed: ParsedPodPrompt,
+  input: RenderPodPromptInput,
+): Promise<RenderedPodPrompt> {
   const notifier = input.notifier ?? silentNotifier;
-  const agents = await readAgentsMd(prepared.cwd, prepared.scope, { root: prepared.root });
+  const agents = await readAgentsMd(parsed.cwd, parsed.scope, { root: parsed.root });
   for (const warning of agents.warnings) notifier.warn(warning);
-  const catalog = input.skills ?? readSkillCatalog(prepared);
+  const catalog = input.skills ?? readSkillCatalog(parsed);
   const skillWarnings = catalog.warnings.map(skillWarning);
   const visible = catalog.skills.filter((skill) => !skill.hidden);
-  const section = formatSkillsSection(visible, { budget: prepared.skillsBudget });
+  const section = formatSkillsSection(visible, { budget: parsed.skillsBudget });
   const omitted = visible.filter((skill) => section.omitted.includes(skill.name));
   const shortened = section.listed.filter((skill) => skill.shortened).length;
   if (shortened > 0 || omitted.length > 0) {
@@ -173,10 +188,10 @@ export async function materialize(
   }
   for (const warning of skillWarnings) notifier.warn(warning);
 
-  const scope = prepared.scope.toData();
+  const scope = parsed.scope.toData();
   const context = {
     now: input.now,
-    cwd: prepared.cwd,
+    cwd: parsed.cwd,
     scope,
     // A pod registers load_skill when it has skills, so the prompt names it as the pod will have it.
     tools: [...new Set([...input.tools, ...(catalog.skills.length > 0 ? [LOAD_SKILL_TOOL] : [])])].sort(),
@@ -184,9 +199,9 @@ export async function materialize(
   };
   let instruction: string;
   try {
-    instruction = prepared.template.renderInstruction(context);
+    instruction = parsed.template.renderInstruction(context);
   } catch (error) {
-    throw templateError(error, "SYSTEM_PROMPT_RENDER", prepared.template.instruction);
+    throw templateError(error, "SYSTEM_PROMPT_RENDER", parsed.template.instruction);
   }
   const boundaries = workingBoundaries(scope.summary, context.tools);
   const { prompt, sections: spans } = assembleSystemPromptWithSections({
@@ -201,7 +216,7 @@ export async function materialize(
     spans,
     tools: context.tools,
     sources: [
-      ...prepared.template.sources,
+      ...parsed.template.sources,
       // sha256 stays a getter (read when the sources are recorded, never to print a prompt).
       ...catalog.skills.map(
         (skill): TemplateSource => ({
@@ -252,8 +267,8 @@ function skillWarning(warning: SkillCatalog["warnings"][number]): PodWarning {
   };
 }
 
-/** Options of {@link materializeSystemPrompt}. */
-export interface MaterializeSystemPromptOptions extends PrepareOptions, Omit<MaterializeInput, "tools"> {
+/** Options of {@link previewSystemPrompt}. */
+export interface PreviewSystemPromptOptions extends ParsePodPromptOptions, Omit<RenderPodPromptInput, "tools"> {
   manifest: PodManifest;
   /** Tool names to render with, besides the names of the tools `toolFactories` make (as a pod would register them). */
   tools?: readonly string[];
@@ -262,16 +277,16 @@ export interface MaterializeSystemPromptOptions extends PrepareOptions, Omit<Mat
 }
 
 /** What a pod in `manifest.pod.pwd` would send, without a running pod (the CLI's `pod prompt`). */
-export async function materializeSystemPrompt(options: MaterializeSystemPromptOptions): Promise<MaterializedPrompt> {
+export async function previewSystemPrompt(options: PreviewSystemPromptOptions): Promise<RenderedPodPrompt> {
   const { manifest, now, loader, env, notifier, trustWorkspace } = options;
-  const prepared = await prepareSystemPrompt(manifest, {
+  const parsed = await parsePodPrompt(manifest, {
     ...(loader === undefined ? {} : { loader }),
     ...(env === undefined ? {} : { env }),
     ...(trustWorkspace === undefined ? {} : { trustWorkspace }),
   });
-  const made = await makePodTools(options.toolFactories ?? [], { scope: prepared.scope, pwd: prepared.cwd });
+  const made = await makePodTools(options.toolFactories ?? [], { scope: parsed.scope, pwd: parsed.cwd });
   const tools = [...(options.tools ?? []), ...made.map((tool) => tool.name)];
-  return materialize(prepared, { tools, now, ...(notifier === undefined ? {} : { notifier }) });
+  return renderPodPrompt(parsed, { tools, now, ...(notifier === undefined ? {} : { notifier }) });
 }
 
 /**
@@ -298,8 +313,17 @@ export function buildScope(manifest: PodManifest): Scope {
     return Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
   } catch (error) {
     if (!ScopeError.is(error)) throw error;
+    // The base is pod.pwd; a rule is named by its place in the merged manifest (`scope.allow[1]`).
+    const origins = manifestProvenance(manifest)?.origins ?? {};
+    const origin =
+      error.code === "INVALID_BASE"
+        ? origins["pod.pwd"]
+        : error.rule === undefined
+          ? undefined
+          : (origins[`${error.rule}.target`] ?? origins[`${error.rule}.permission`]);
     throw new PodError("INVALID_SCOPE", `invalid scope for pod at ${manifest.pod.pwd}: ${error.detail}`, {
       cause: error,
+      origin,
     });
   }
 }
@@ -309,6 +333,7 @@ function templateError(
   error: unknown,
   code: "INVALID_SYSTEM_PROMPT_TEMPLATE" | "SYSTEM_PROMPT_RENDER",
   instruction: string,
+  origin?: ManifestOrigin,
 ): unknown {
   if (!SystemPromptError.is(error) && !PromptLoaderError.is(error)) return error;
   const line = SystemPromptError.is(error) ? error.line : undefined;
@@ -321,5 +346,6 @@ function templateError(
     line,
     column,
     messageSuffix: error.messageSuffix,
+    origin,
   });
 }

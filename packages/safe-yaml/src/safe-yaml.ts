@@ -1,8 +1,11 @@
 import type { Document, Node as YamlNode } from "yaml";
-import { MAX_MANIFEST_DEPTH } from "./defaults.ts";
-import { formatKey, pathKey } from "./issue.ts";
-import { yaml } from "./lazy-dependencies.ts";
-import type { Issue, PathSegments } from "./issue.ts";
+import { formatKey, pathKey } from "./yaml-path.ts";
+import type { PathSegments } from "./yaml-path.ts";
+import type { SafeYamlIssue as Issue } from "./safe-yaml-issue.ts";
+import { yaml } from "./lazy-yaml.ts";
+
+/** The deepest nesting parsed; deeper input is one YAML_SYNTAX issue, never a stack overflow. */
+export const MAX_YAML_DEPTH = 32;
 
 /** Offsets of a key and its value inside the parsed text. */
 export interface NodePosition {
@@ -126,10 +129,10 @@ function nestingIssue(tokens: readonly unknown[]): Issue | undefined {
     if (item === null || typeof item !== "object") continue;
     const token = item as { type?: unknown; offset?: unknown };
     const inner = typeof token.type === "string" && COLLECTION_TOKENS.has(token.type) ? depth + 1 : depth;
-    if (inner > MAX_MANIFEST_DEPTH) {
+    if (inner > MAX_YAML_DEPTH) {
       return {
         code: "YAML_SYNTAX",
-        detail: `the YAML is nested more than ${MAX_MANIFEST_DEPTH} levels deep; a manifest needs at most a few`,
+        detail: `the YAML is nested more than ${MAX_YAML_DEPTH} levels deep; a manifest needs at most a few`,
         offset: typeof token.offset === "number" ? token.offset : 0,
       };
     }
@@ -203,10 +206,10 @@ class Converter {
   ) {}
 
   convert(node: YamlNode, path: PathSegments, depth: number): unknown {
-    if (depth > MAX_MANIFEST_DEPTH) {
+    if (depth > MAX_YAML_DEPTH) {
       this.issues.push({
         code: "INVALID_VALUE",
-        detail: `${formatKey(path) || "value"} is nested more than ${MAX_MANIFEST_DEPTH} levels deep`,
+        detail: `${formatKey(path) || "value"} is nested more than ${MAX_YAML_DEPTH} levels deep`,
         offset: start(node),
         key: formatKey(path),
       });

@@ -167,18 +167,21 @@ function workspaceTrust(workspace: LoadedWorkspace, widenings: readonly Manifest
 
 /**
  * When `worker.tools` names run_command: whether its sandbox works here; if not, a warning
- * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed).
+ * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed);
+ * likewise when it works but cannot bound the number of a command's processes.
  */
 async function checkSandbox(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]) {
   if (!manifest.worker.tools.includes("run_command")) return;
   const { detectSandbox } = await import("@insomnia/sandbox");
   const found = await detectSandbox({ env: io.env });
-  if (found.available) return;
+  // Sandboxed but without a bound on a command's processes is a warning too, never a silent gap.
+  const error = found.available ? found.warning : found.error;
+  if (error === undefined) return;
   const at = origins["worker.tools"];
   problems.push({
     ...(at === undefined ? {} : { file: at.file, line: at.line, column: at.column }),
-    code: found.error.code,
-    message: found.error.detail,
+    code: error.code,
+    message: error.detail,
     severity: "warning",
   });
 }

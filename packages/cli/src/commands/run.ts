@@ -26,6 +26,8 @@ import { FORCED_EXIT_FLUSH_MS, flushTracing, providerServer, startTracing } from
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
+/** Exit status after SIGTERM stopped a turn (128 + SIGTERM). */
+const EXIT_TERMINATED = 143;
 
 /** `pod run`: sends one user message to the manifest's model, continuing the latest conversation unless `--new`. */
 export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
@@ -113,20 +115,35 @@ async function readInput(words: readonly string[], io: CliIo): Promise<string> {
   return text.replace(/\r?\n$/, "");
 }
 
-/** The first Ctrl-C stops the turn (what was logged stays); a second one ends the process. */
-function interruption(io: CliIo, tracing: Tracing | undefined): { signal: AbortSignal; stop(): void } {
-  if (io.signal !== undefined) return { signal: io.signal, stop() {} };
+/**
+ * The first Ctrl-C (SIGINT) or SIGTERM stops the turn (what was logged stays, MCP servers are
+ * stopped in order); a second one ends the process, after sending the spans that ended (for a
+ * moment at most). `exitStatus` is 128 + the signal's number.
+ */
+function interruption(
+  io: CliIo,
+  tracing: Tracing | undefined,
+): { signal: AbortSignal; exitStatus: number; stop(): void } {
+  if (io.signal !== undefined) return { signal: io.signal, exitStatus: EXIT_INTERRUPTED, stop() {} };
   const controller = new AbortController();
-  const onSigint = (): void => {
+  const state = { signal: controller.signal, exitStatus: EXIT_INTERRUPTED, stop: () => {} };
+  const on = (status: number) => (): void => {
     if (controller.signal.aborted) {
-      // The spans that ended are sent first, for a moment at most.
-      void flushTracing(tracing, FORCED_EXIT_FLUSH_MS).finally(() => process.exit(EXIT_INTERRUPTED));
+      void flushTracing(tracing, FORCED_EXIT_FLUSH_MS).finally(() => process.exit(status));
       return;
     }
+    state.exitStatus = status;
     controller.abort();
   };
+  const onSigint = on(EXIT_INTERRUPTED);
+  const onSigterm = on(EXIT_TERMINATED);
   process.on("SIGINT", onSigint);
-  return { signal: controller.signal, stop: () => process.off("SIGINT", onSigint) };
+  process.on("SIGTERM", onSigterm);
+  state.stop = () => {
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
+  };
+  return state;
 }
 
 type SessionOptions = StoreOptions & { now?: Date };
@@ -302,7 +319,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
           `pod: interrupted: what was logged is kept${live.printed ? " (the answer so far, marked interrupted)" : ""}; pod resume continues, pod run <message> goes on after it\n`,
         );
         usageSoFar();
-        return EXIT_INTERRUPTED;
+        return interrupt.exitStatus;
       }
       const cause: unknown = WorkerError.is(error) ? error.cause : error;
       if (AiSdkError.is(cause)) {

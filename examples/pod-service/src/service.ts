@@ -93,7 +93,7 @@ export function createPodService(options: PodServiceOptions): Server {
       pod =
         latest === undefined
           ? await Pod.fromManifest(manifest, { worker, store, loader, env: {} })
-          : await Pod.restore(store, latest, worker, { loader });
+          : await Pod.restore(store, latest, worker, { loader, manifest, env: {} }); // manifest: compaction settings
       return await work(pod, worker);
     } finally {
       await pod?.close();

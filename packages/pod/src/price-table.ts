@@ -101,7 +101,7 @@ const ANTHROPIC_MINIMUM: Readonly<Record<string, number>> = Object.freeze({
 const OPENAI_MINIMUM = 1024;
 
 /** The id without a trailing snapshot date (`-20250929`, `-2025-08-07`) or `-latest`. */
-function baseModelId(model: string): string {
+export function baseModelId(model: string): string {
   return model.replace(/-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$/, "");
 }
 

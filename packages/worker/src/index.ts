@@ -1,3 +1,4 @@
+export type { CallGuard, GuardedCall } from "./call-guard.ts";
 export type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse, LlmStreamEvent } from "./llm-client.ts";
 export { IMAGE_MEDIA_TYPES, imagePart, MAX_IMAGE_BYTES, sniffImageType } from "./content-parts.ts";
 export type { ImageMediaType, ImagePart, ReasoningPart } from "./content-parts.ts";

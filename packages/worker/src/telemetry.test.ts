@@ -233,6 +233,32 @@ describe("worker spans (GenAI semantic conventions)", () => {
     expect(errorType("a string")).toBe("_OTHER");
   });
 
+  it("a model call outside a turn (a compaction's summary, callModel) gets its own chat span", async () => {
+    const client = new ScriptedLlmClient([
+      {
+        content: "Summary.",
+        usage: { inputTokens: 900, outputTokens: 40, cacheReadTokens: 800 },
+        finishReason: "end_turn",
+      },
+    ]);
+    const { worker, spans } = traced(client);
+    const request = {
+      systemPrompt: "You are terse.",
+      messages: [{ role: "user" as const, content: "sum up" }],
+      tools: [],
+    };
+    await expect(worker.callModel(request)).resolves.toMatchObject({ content: "Summary." });
+    const [chat] = byName(spans(), "chat claude-sonnet-4-5");
+    expect(spans()).toHaveLength(1);
+    expect(chat!.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.conversation.id": "conv-1",
+      "gen_ai.usage.input_tokens": 900,
+      "gen_ai.usage.cache_read.input_tokens": 800,
+      "gen_ai.response.finish_reasons": ["end_turn"],
+    });
+  });
+
   it("without a registered SDK nothing is recorded and a turn runs as before", async () => {
     const worker = new Worker({ client: new ScriptedLlmClient([{ content: "hi" }]) });
     worker.setSystemPrompt("p");

@@ -2,7 +2,8 @@ import { errorText } from "@insomnia/errors";
 import { normalizeImages, normalizeReasoning } from "./content-parts.ts";
 import type { ImagePart } from "./content-parts.ts";
 import type { Context } from "@opentelemetry/api";
-import type { LlmClient, LlmRequest, LlmResponse, LlmStreamEvent } from "./llm-client.ts";
+import type { CallGuard } from "./call-guard.ts";
+import type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse, LlmStreamEvent } from "./llm-client.ts";
 import { assistantMessage, normalizeMessage, normalizeToolCalls, normalizeUsage } from "./message.ts";
 import type { AssistantMessage, Message, ToolCall, ToolMessage, UserMessage } from "./message.ts";
 import type { ResolvedTelemetry, TurnTrace, WorkerTelemetry } from "./telemetry.ts";
@@ -73,6 +74,7 @@ export class Worker {
   #history: Message[] = [];
   #queue: Promise<void> = Promise.resolve();
   #queued = 0;
+  #guard: CallGuard | undefined;
 
   constructor(options: WorkerOptions) {
     if (typeof options?.client?.complete !== "function") {
@@ -133,25 +135,51 @@ export class Worker {
         "cannot replace the history while run() or resume() is active or queued; await it first",
       );
     }
-    if (!Array.isArray(messages)) {
-      throw new WorkerError("INVALID_ARGUMENT", "setHistory needs an array of messages");
+    this.#history = checkedHistory(messages);
+  }
+
+  /**
+   * Sets (or with undefined removes) the guard asked before each model call and after a failed
+   * one; it may replace the history mid-turn (a pod's automatic compaction). One guard at a time.
+   */
+  setCallGuard(guard: CallGuard | undefined): void {
+    if (guard !== undefined && typeof guard !== "function") {
+      throw new WorkerError("INVALID_ARGUMENT", "setCallGuard needs a function or undefined");
     }
-    const next: Message[] = [];
-    for (const [i, value] of messages.entries()) {
-      let message: ReturnType<typeof normalizeMessage>;
+    this.#guard = guard;
+  }
+
+  /**
+   * One model call outside the history (a compaction's summary): nothing is appended, no
+   * listener is called. The answer is checked like a turn's; a client failure is CLIENT_FAILED.
+   */
+  async callModel(request: LlmRequest, options: LlmCallOptions = {}): Promise<AssistantMessage> {
+    // Its own `chat` span, under the active one (the turn whose guard asked for the summary).
+    const chat = startChat(this.#telemetry, request);
+    try {
+      let response: unknown;
       try {
-        message = normalizeMessage(value);
+        // Always with a listener, as a turn's calls are: a client that streams only when asked
+        // must send this request the same way, byte for byte, or it cannot read their cache.
+        response = await within(chat.context, () =>
+          this.#client.complete(request, { ...options, onEvent: options.onEvent ?? (() => undefined) }),
+        );
       } catch (cause) {
-        throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i} cannot be read: ${errorText(cause)}`, {
-          cause,
-        });
+        throw new WorkerError("CLIENT_FAILED", `the LLM client failed: ${errorText(cause)}`, { cause });
       }
-      if (typeof message === "string") {
-        throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i}: ${message}`);
+      const answer = readResponse(response);
+      if (typeof answer === "string") {
+        throw new WorkerError(
+          "CLIENT_FAILED",
+          `the LLM client returned an invalid response: ${answer}; fix the client adapter`,
+        );
       }
-      next.push(message);
+      chat.succeed({ content: answer.content, toolCalls: answer.toolCalls, usage: answer.usage, ...metaOf(response) });
+      return answer;
+    } catch (error) {
+      chat.fail(error);
+      throw error;
     }
-    this.#history = next;
   }
 
   /** True while a run()/resume() is active or queued. */
@@ -246,7 +274,15 @@ export class Worker {
       }
       iterations += 1;
       context.emit({ type: "model-call", iteration: iterations });
-      const assistant = await this.#complete(context, appended, trace);
+      await this.#askGuard("before-call", context);
+      let assistant: AssistantMessage;
+      try {
+        assistant = await this.#complete(context, appended, trace);
+      } catch (error) {
+        // One more try, only when the guard replaced the history (e.g. compacted a prompt too long).
+        if (context.signal.aborted || !(await this.#askGuard("call-failed", context, error))) throw error;
+        assistant = await this.#complete(context, appended, trace);
+      }
       await this.#append(assistant, appended);
       if (assistant.usage !== undefined) context.emit({ type: "usage", usage: assistant.usage });
       if (assistant.toolCalls === undefined) {
@@ -256,6 +292,22 @@ export class Worker {
       await this.#runToolCalls(assistant.toolCalls, appended, context, trace);
       throwIfAborted(context);
     }
+  }
+
+  /** Asks the guard (when set) about the next call; true when it replaced the history. */
+  async #askGuard(reason: "before-call" | "call-failed", context: TurnContext, error?: unknown): Promise<boolean> {
+    const guard = this.#guard;
+    if (guard === undefined) return false;
+    const request: LlmRequest = {
+      systemPrompt: this.#systemPrompt!,
+      messages: Object.freeze([...this.#history]),
+      tools: Object.freeze(this.tools.definitions()),
+    };
+    const next = await guard({ reason, request, signal: context.signal, ...(error === undefined ? {} : { error }) });
+    throwIfAborted(context);
+    if (next === undefined) return false;
+    this.#history = checkedHistory(next);
+    return true;
   }
 
   /**
@@ -342,10 +394,7 @@ export class Worker {
       );
     if (typeof response !== "object" || response === null) throw invalid("expected an object");
     try {
-      const { content, toolCalls, usage, reasoning, model, responseId, finishReason } = response as Record<
-        string,
-        unknown
-      >;
+      const { content, toolCalls, usage, reasoning } = response as Record<string, unknown>;
       if (typeof content !== "string") throw invalid(`content must be a string, got ${typeof content}`);
       if (deltas > 0 && content !== streamed) throw invalid("its text deltas do not join to its content");
       const calls = normalizeToolCalls(toolCalls);
@@ -357,11 +406,7 @@ export class Worker {
       // A client that only completes: its whole text is the one delta.
       if (deltas === 0 && content !== "") context.emit({ type: "text-delta", text: content });
       // Only telemetry reads these: a client that gives none (or no strings) still works.
-      const meta: ResponseMeta = {
-        ...(typeof model === "string" ? { model } : {}),
-        ...(typeof responseId === "string" ? { responseId } : {}),
-        ...(typeof finishReason === "string" ? { finishReason } : {}),
-      };
+      const meta = metaOf(response);
       return { message: assistantMessage(content, calls, counted, { reasoning: thought }), meta };
     } catch (cause) {
       if (WorkerError.is(cause)) throw cause;
@@ -437,6 +482,16 @@ export class Worker {
 /** What the model answered besides its message, for the model call's span. */
 type ResponseMeta = Pick<LlmResponse, "model" | "responseId" | "finishReason">;
 
+/** The telemetry-only fields of a checked response (strings only; anything else is left out). */
+function metaOf(response: unknown): ResponseMeta {
+  const { model, responseId, finishReason } = response as Record<string, unknown>;
+  return {
+    ...(typeof model === "string" ? { model } : {}),
+    ...(typeof responseId === "string" ? { responseId } : {}),
+    ...(typeof finishReason === "string" ? { finishReason } : {}),
+  };
+}
+
 /** The error a tool span reports when the turn was aborted under the tool (else the tool's own failure). */
 function abortedTool(context: TurnContext): unknown {
   return context.signal.aborted ? abortError(context, context.signal.reason) : undefined;
@@ -511,4 +566,45 @@ function abortError(context: TurnContext, cause: unknown): unknown {
     "the turn was stopped; the text that had arrived is kept in the history (marked interrupted), so run() or resume() continues from it",
     { cause: context.signal.reason ?? cause },
   );
+}
+
+/** The messages of a setHistory() (or a guard's new history), each checked and frozen. */
+function checkedHistory(messages: readonly Message[]): Message[] {
+  if (!Array.isArray(messages)) {
+    throw new WorkerError("INVALID_ARGUMENT", "setHistory needs an array of messages");
+  }
+  const next: Message[] = [];
+  for (const [i, value] of messages.entries()) {
+    let message: ReturnType<typeof normalizeMessage>;
+    try {
+      message = normalizeMessage(value);
+    } catch (cause) {
+      throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i} cannot be read: ${errorText(cause)}`, {
+        cause,
+      });
+    }
+    if (typeof message === "string") {
+      throw new WorkerError("INVALID_ARGUMENT", `setHistory: message ${i}: ${message}`);
+    }
+    next.push(message);
+  }
+  return next;
+}
+
+/** A model's answer checked field by field: the assistant message, or what is wrong with it. */
+function readResponse(response: unknown): AssistantMessage | string {
+  if (typeof response !== "object" || response === null) return "expected an object";
+  try {
+    const { content, toolCalls, usage, reasoning } = response as Record<string, unknown>;
+    if (typeof content !== "string") return `content must be a string, got ${typeof content}`;
+    const calls = normalizeToolCalls(toolCalls);
+    if (typeof calls === "string") return calls;
+    const counted = normalizeUsage(usage);
+    if (typeof counted === "string") return counted;
+    const thought = normalizeReasoning(reasoning);
+    if (typeof thought === "string") return thought;
+    return assistantMessage(content, calls, counted, { reasoning: thought });
+  } catch (cause) {
+    return `it could not be read: ${errorText(cause)}`;
+  }
 }

@@ -26,6 +26,7 @@ import type { Problem } from "../problem.ts";
 import { probeMcpServers } from "../mcp-tools.ts";
 import type { ProbedMcpServers } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
+import { compactionProblems } from "../compaction-check.ts";
 
 /** `pod check`: loads the manifest and parses the instruction with every include; reports every problem. */
 export async function runCheck(options: CheckOptions, io: CliIo): Promise<number> {
@@ -49,6 +50,8 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
       if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
       problems.push(...missingScopeTargets(manifest, origins));
       await checkSandbox(manifest, origins, io, problems);
+      // With a provider pod run would refuse, its window does not matter yet.
+      if (unknownKind === undefined) problems.push(...(await compactionProblems(manifest, origins, { ...io.env })));
       const checked = await checkInstruction(manifest, io, problems);
       if (checked !== undefined) {
         const { sources, skills } = checked;

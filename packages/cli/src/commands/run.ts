@@ -3,8 +3,11 @@ import { checkWorkspaceTrust, loadManifest } from "@insomnia/manifest";
 import type { Clock, Notifier, Pod } from "@insomnia/pod";
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { ImagePart, TurnResult, UserInput } from "@insomnia/worker";
-import type { ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
+import type { AssistantMessage, ImagePart, TurnResult, UserInput } from "@insomnia/worker";
+import type { CompactionReport } from "@insomnia/pod";
+import { compactionLine } from "../compaction-line.ts";
+import { totalsJson } from "../ledger-view.ts";
+import type { CompactOptions, ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
 import { liveOutput } from "../live-output.ts";
@@ -55,6 +58,12 @@ async function traced(io: CliIo, command: (tracing: Tracing | undefined) => Prom
   } finally {
     await flushTracing(tracing);
   }
+}
+
+/** `pod compact`: compacts the latest conversation now, the way a long one is compacted on its own. */
+export async function runCompact(options: CompactOptions, io: CliIo): Promise<number> {
+  preload();
+  return traced(io, (tracing) => session(options, io, { reasoning: false, compact: { json: options.json }, tracing }));
 }
 
 /** Reads and checks each `--image FILE` (png, jpeg, gif, webp by their bytes; at most 5 MiB). */
@@ -148,7 +157,13 @@ function interruption(
 
 type SessionOptions = StoreOptions & { now?: Date };
 /** A `pod run` turn (`input` set) or a `pod resume` (no input). */
-type Turn = { input?: string | UserInput; fresh?: boolean; reasoning: boolean; tracing?: Tracing | undefined };
+type Turn = {
+  input?: string | UserInput;
+  fresh?: boolean;
+  reasoning: boolean;
+  compact?: { json: boolean };
+  tracing?: Tracing | undefined;
+};
 
 async function session(options: SessionOptions, io: CliIo, turn: Turn): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
@@ -186,17 +201,17 @@ interface Conversation extends PodStore {
 /** One turn (or a resume) of the pod whose log is in `store`. */
 async function converse({ store, location, choice, key, manifest, options, turn, io }: Conversation): Promise<number> {
   const style = styleFor(io.stderr, io.env);
-  const resuming = turn.input === undefined;
+  const resuming = turn.input === undefined && turn.compact === undefined;
   const latest =
     turn.fresh === true
       ? undefined
       : options.conversation !== undefined
         ? (await findConversation(store, options.conversation, location, (w) => writeWarning(io, style, w))).head
         : await store.latestSegment();
-  if (resuming && latest === undefined) {
+  if ((resuming || turn.compact !== undefined) && latest === undefined) {
     throw new CliError(
       "NO_CONVERSATION",
-      `no conversation to resume in ${location}; start one with pod run <message>`,
+      `no conversation to ${resuming ? "resume" : "compact"} in ${location}; start one with pod run <message>`,
       {
         file: location,
       },
@@ -258,6 +273,19 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     const tools = podToolFactories(manifest, { env: io.env, warn: (warning) => writeWarning(io, style, warning) });
     const clock: Clock | undefined = options.now === undefined ? undefined : { now: () => new Date(options.now!) };
     const env = { ...io.env };
+    // Every summary call counts in this run's usage line, applied or not.
+    const compactions: CompactionReport[] = [];
+    let clearStatus = (): void => undefined;
+    const onCompaction = (report: CompactionReport): void => {
+      compactions.push(report);
+      if (report.outcome !== "applied" || turn.compact !== undefined) return;
+      clearStatus();
+      io.stderr.write(
+        `pod: ${compactionLine(report, usageTotals([{ usage: report.usage, costUsd: callCost(report.usage, price()) }]))}\n`,
+      );
+    };
+    const price = () => priceOf(manifest.provider?.model, manifest.provider?.pricing);
+    const summaryCalls = () => compactions.map((c) => ({ usage: c.usage, costUsd: callCost(c.usage, price()) }));
     pod =
       latest === undefined
         ? await Pod.fromManifest(manifest, {
@@ -265,6 +293,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
             store,
             notifier,
             env,
+            onCompaction,
             tools,
             ...(clock === undefined ? {} : { clock }),
           })
@@ -272,11 +301,22 @@ async function converse({ store, location, choice, key, manifest, options, turn,
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
             provider: manifest.provider,
+            env,
+            onCompaction,
             onSegmentStart: (start) => frozenMcp.freezeFrom(start),
             tools,
             manifest,
             ...(clock === undefined ? {} : { clock }),
           });
+    if (turn.compact !== undefined) {
+      const report = await pod.compact();
+      io.stdout.write(
+        turn.compact.json
+          ? `${JSON.stringify({ ...report, usage: totalsJson(usageTotals(summaryCalls())) }, null, 2)}\n`
+          : `${compactionLine(report, usageTotals([{ usage: report.usage, costUsd: callCost(report.usage, price()) }]))}\n`,
+      );
+      return 0;
+    }
     const history = worker.getHistory();
     const last = history.at(-1);
     // A compacted segment starts with its summary, a user message that is not waiting for an answer.
@@ -292,21 +332,24 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       reasoning: turn.reasoning,
       maxAttempts: DEFAULT_MAX_RETRIES + 1,
     });
+    // This turn's model calls (a compaction replaces the history, so they are collected as they come).
+    const turnCalls: AssistantMessage[] = [];
     worker.addMessageListener((message) => {
+      if (message.role === "assistant") turnCalls.push(message);
       const lines = activityLines(message, style);
       if (lines.length > 0) live.beforeStderr();
       for (const line of lines) io.stderr.write(line);
     });
 
+    clearStatus = () => live.beforeStderr();
     let result: TurnResult;
-    const historyBefore = history.length;
     // The model calls this turn made before it failed still cost tokens: say how many.
     const usageSoFar = (): void => {
       const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
-      const calls = worker
-        .getHistory()
-        .slice(historyBefore)
-        .flatMap((m) => (m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : []));
+      const calls = [
+        ...turnCalls.map((m) => ({ usage: m.usage, costUsd: callCost(m.usage, price) })),
+        ...summaryCalls(),
+      ];
       if (calls.length > 0) io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     };
     try {
@@ -346,10 +389,10 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       );
       return 0;
     }
-    const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
-    const calls = result.messages.flatMap((m) =>
-      m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : [],
-    );
+    const calls = [
+      ...turnCalls.map((m) => ({ usage: m.usage, costUsd: callCost(m.usage, price()) })),
+      ...summaryCalls(),
+    ];
     io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     return 0;
   } finally {

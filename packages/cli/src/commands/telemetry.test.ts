@@ -351,3 +351,42 @@ describe("pod run exports spans over OTLP/HTTP", () => {
     expect(receiver!.requests).toEqual([]);
   });
 });
+
+describe("a compaction's summary call is traced", () => {
+  const COMPACT = "resources/prompts/compact.md";
+  test("automatic_compaction_puts_the_summary_call_under_its_turn_and_pod_compact_exports_its_own", async () => {
+    const instruction = await readFile(join(import.meta.dirname, "..", "..", "..", "..", COMPACT), "utf8");
+    // The summary request ends with the compaction instruction.
+    const isSummary = (r: RecordedRequest): boolean =>
+      JSON.stringify((r.json as { messages?: unknown }).messages).includes(JSON.stringify(instruction).slice(1, 40));
+    const env = await workspace((r, i) =>
+      isSummary(r)
+        ? { text: "SUMMARY: one.", usage: { cacheRead: 9000, input: 40, output: 30 } }
+        : { text: `a${i}`, usage: { input: i === 0 ? 9000 : 200, output: 10 } },
+    );
+    const file = join(box.ws, ".insomnia/pod.yaml");
+    await box.write(".insomnia/pod.yaml", `${await readFile(file, "utf8")}  context_window: 10000\n`);
+    expect((await runPod(["run", "one"], { cwd: box.ws, env })).code).toBe(0);
+    const second = await runPod(["run", "two"], { cwd: box.ws, env: { ...env, ...otel("http/json") } });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain("compacted");
+    const spans = receiver!.spans();
+    const turn = one(spans, "invoke_agent tracer");
+    const chats = named(spans, `chat ${MODEL}`);
+    expect(chats).toHaveLength(2);
+    for (const chat of chats) expect(chat.parentSpanId).toBe(turn.spanId);
+    const summary = chats.find((c) => c.attributes["gen_ai.usage.output_tokens"] === 30)!;
+    expect(summary.attributes).toMatchObject({
+      "gen_ai.usage.input_tokens": 9040,
+      "gen_ai.usage.cache_read.input_tokens": 9000,
+    });
+
+    // pod compact: one summary call, its own trace.
+    const before = receiver!.spans().length;
+    const compacted = await runPod(["compact"], { cwd: box.ws, env: { ...env, ...otel("http/protobuf") } });
+    expect(compacted.code, compacted.stderr).toBe(0);
+    const own = receiver!.spans().slice(before);
+    expect(own.map((s) => s.name)).toEqual([`chat ${MODEL}`]);
+    expect(own[0]!.parentSpanId).toBe("");
+  });
+});

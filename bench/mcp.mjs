@@ -47,23 +47,39 @@ async function callOverhead(log) {
   }
 }
 
-const ANSWER = JSON.stringify({
-  id: "msg_1",
-  type: "message",
-  role: "assistant",
-  model: "claude-sonnet-4-5",
-  content: [{ type: "text", text: "hello" }],
-  stop_reason: "end_turn",
-  stop_sequence: null,
-  usage: { input_tokens: 1, output_tokens: 1 },
-});
+const sse = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+// `pod run` streams (the AI SDK's streamText): the answer is Anthropic's server-sent events.
+const ANSWER = [
+  sse("message_start", {
+    type: "message_start",
+    message: {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 1, output_tokens: 1 },
+    },
+  }),
+  sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+  sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "hello" } }),
+  sse("content_block_stop", { type: "content_block_stop", index: 0 }),
+  sse("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: { output_tokens: 1 },
+  }),
+  sse("message_stop", { type: "message_stop" }),
+].join("");
 
 async function firstRequest(log, dir) {
   let onFirstByte;
   const provider = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json" });
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       res.end(ANSWER);
     });
   });
@@ -81,30 +97,32 @@ async function firstRequest(log, dir) {
     await mkdir(join(dir, name, ".insomnia"), { recursive: true });
     await writeFile(
       join(dir, name, ".insomnia", "pod.yaml"),
-      [
-        `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${baseURL}`,
-        ...(servers.length === 0 ? [] : ["mcp_servers:", ...servers]),
-        "",
-      ].join("\n"),
+      `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${baseURL}\n`,
+    );
+    // A checkout may not start programs until trusted: the servers are in the user's own layer.
+    await mkdir(join(dir, `config-${name}`, "insomnia"), { recursive: true });
+    await writeFile(
+      join(dir, `config-${name}`, "insomnia", "pod.yaml"),
+      servers.length === 0 ? "" : ["mcp_servers:", ...servers, ""].join("\n"),
     );
   }
   const env = {
     PATH: process.env.PATH,
     HOME: dir,
-    XDG_CONFIG_HOME: join(dir, "config"),
     XDG_STATE_HOME: join(dir, "state"),
     ANTHROPIC_API_KEY: "bench",
     NO_COLOR: "1",
   };
   const bin = distFile("cli", "bin.cjs");
-  const time = (cwd) =>
+  const time = (name) =>
     new Promise((resolve, reject) => {
+      const cwd = join(dir, name);
       const t0 = performance.now();
       let firstByte;
       onFirstByte = (t) => (firstByte ??= t - t0);
       const child = spawn(process.execPath, ["--no-warnings", bin, "run", "--new", "hello"], {
         cwd,
-        env,
+        env: { ...env, XDG_CONFIG_HOME: join(dir, `config-${name}`) },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let stderr = "";
@@ -122,10 +140,10 @@ async function firstRequest(log, dir) {
     log(
       `${SAMPLES} × pod run --new hello without MCP servers, and with one that never answers (${STARTUP_TIMEOUT_MS} ms)…`,
     );
-    await time(join(dir, "none"));
+    await time("none");
     for (let i = 0; i < SAMPLES; i++) {
       const order = i % 2 === 0 ? ["none", "hanging"] : ["hanging", "none"];
-      for (const name of order) samples[name].push(await time(join(dir, name)));
+      for (const name of order) samples[name].push(await time(name));
     }
     return { none: median(samples.none), hanging: median(samples.hanging) };
   } finally {

@@ -32,6 +32,9 @@ export function httpFailure(error: unknown): HttpFailure {
       case "PROVIDER_UNAVAILABLE":
       case "TIMEOUT":
         return answer(503, inner.code, inner.detail, retryAfter(30));
+      case "CONTEXT_OVERFLOW":
+        // The conversation no longer fits the model even after a compaction: the caller starts a new one.
+        return answer(413, inner.code, inner.detail);
       case "REQUEST_REJECTED":
         // The provider's own 4xx (e.g. 413 or 400 for a prompt too long) is the client's problem when it is about size.
         return answer(inner.status === 413 ? 413 : 502, inner.code, inner.detail);

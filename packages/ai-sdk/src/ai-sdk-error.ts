@@ -13,6 +13,8 @@ export type AiSdkErrorCode =
   | "TIMEOUT"
   /** The provider refused the request itself (another 4xx: unknown model, bad parameter, context too long). */
   | "REQUEST_REJECTED"
+  /** The provider said the prompt is too long for the model's context window (each provider's own way of saying it). */
+  | "CONTEXT_OVERFLOW"
   /** The provider answered, but not with something the SDK could read. */
   | "MALFORMED_RESPONSE"
   /** The caller's abort signal stopped the call. */

@@ -8,6 +8,7 @@ import {
   TypeValidationError,
 } from "@ai-sdk/provider";
 import { AiSdkError } from "./ai-sdk-error.ts";
+import { isContextOverflow } from "./context-overflow.ts";
 import { isAbortError as isAbort } from "./retry.ts";
 
 /** The provider's name without the API suffix: `anthropic.messages` → `anthropic`. */
@@ -81,6 +82,14 @@ export function toAiSdkError(
   }
   if (isAbort(last)) {
     return new AiSdkError("ABORTED", `the call to ${label} was stopped before it finished`, base);
+  }
+  if (isContextOverflow(last instanceof StreamBrokeOff ? last.cause : last)) {
+    // Its own code: a pod compacts the conversation and retries once (nothing is wrong with the model or settings).
+    return new AiSdkError(
+      "CONTEXT_OVERFLOW",
+      `${label} refused the request: the conversation no longer fits the model's context window (${APICallError.isInstance(last) ? providerSays(last) : "prompt too long"}); compact it (pod compact), continue in a new conversation (pod run --new), or use a model with a larger window`,
+      { ...base, ...(APICallError.isInstance(last) ? { status: last.statusCode } : {}) },
+    );
   }
   if (last instanceof StreamBrokeOff) {
     // Not retried: the text so far was already handed to onText.

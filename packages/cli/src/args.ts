@@ -64,6 +64,16 @@ export const COMMAND_OPTIONS = {
     conversation: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
+  compact: {
+    cwd: { type: "string" },
+    manifest: { type: "string" },
+    overlay: { type: "string", multiple: true },
+    now: { type: "string" },
+    store: { type: "string" },
+    conversation: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
   log: {
     cwd: { type: "string" },
     manifest: { type: "string" },
@@ -140,6 +150,14 @@ export interface ResumeOptions extends StoreOptions {
   now?: Date;
 }
 
+/** Options of `pod compact`. */
+export interface CompactOptions extends StoreOptions {
+  /** Print what the compaction did as one JSON object. */
+  json: boolean;
+  /** Fixed date and time stamped on the new segment (`--now`). */
+  now?: Date;
+}
+
 /** Options of `pod log`. */
 export interface LogOptions extends StoreOptions {
   /** Print the conversation as one JSON object. */
@@ -177,6 +195,7 @@ export type Invocation =
   | { command: "init"; options: InitOptions }
   | { command: "run"; options: RunOptions }
   | { command: "resume"; options: ResumeOptions }
+  | { command: "compact"; options: CompactOptions }
   | { command: "log"; options: LogOptions }
   | { command: "trust"; options: TrustOptions };
 
@@ -352,6 +371,27 @@ export function parseInvocation(argv: readonly string[]): Invocation {
         command: "resume",
         options: withDefined<ResumeOptions>(
           { overlays: values.overlay ?? [], ...(values.reasoning === true ? { reasoning: true } : {}) },
+          {
+            cwd: values.cwd,
+            manifest: values.manifest,
+            store: values.store,
+            now: parseNow(values.now),
+            conversation: values.conversation,
+          },
+        ),
+      };
+    }
+    case "compact": {
+      const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.compact, hint);
+      if (values.help === true) return { command: "help", topic: first };
+      rejectPositionals(positionals, hint);
+      rejectEmptyPaths(values, hint);
+      rejectEmptyStore(values.store, hint);
+      rejectEmptyConversation(values.conversation, hint);
+      return {
+        command: "compact",
+        options: withDefined<CompactOptions>(
+          { overlays: values.overlay ?? [], json: values.json === true },
           {
             cwd: values.cwd,
             manifest: values.manifest,

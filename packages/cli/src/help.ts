@@ -10,6 +10,7 @@ Commands:
   init     create .insomnia/pod.yaml and .insomnia/prompts/instruction.md
   run      send a message to the pod's model; a second run continues the conversation
   resume   continue an interrupted turn (after a provider error or Ctrl-C)
+  compact  compact the latest conversation now (a summary in a new segment, same prompt)
   log      show the conversation with each turn's token and cache figures
   trust    trust this workspace's .insomnia/pod.yaml (as it is now) to widen what the pod may do
 
@@ -126,6 +127,24 @@ ${STORE_FLAGS}
   -h, --help         show this help
 
 ${RUN_FOOTER}`,
+  compact: `Usage: pod compact [flags]
+
+Compacts the latest conversation now, the way pod run does on its own when a call
+reaches worker.compact_at of the model's context window: the model summarizes the
+conversation (worker.compact_instruction) from a request that starts with the previous
+one, so it reads the provider's cache; a new segment starts with the same system prompt
+and tools, then the summary. The summary call is logged and counted (pod log shows it).
+A summary that would not bring the conversation under the threshold is not applied
+(COMPACTION_INEFFECTIVE, exit 1); nothing is lost either way.
+
+Flags:
+${MANIFEST_FLAGS}
+  --now RFC3339      fix the date and time stamped on the new segment
+  --conversation ID  compact that conversation instead of the latest one
+  --json             print what the compaction did as one JSON object
+${STORE_FLAGS}
+  -h, --help         show this help
+`,
   log: `Usage: pod log [flags] [id]
 
 Shows the latest conversation, or the one with that id (its segments, oldest first,

@@ -38,6 +38,8 @@ async function dispatch(invocation: Invocation, io: CliIo): Promise<number> {
       return (await import("./commands/run.ts")).runRun(invocation.options, io);
     case "resume":
       return (await import("./commands/run.ts")).runResume(invocation.options, io);
+    case "compact":
+      return (await import("./commands/run.ts")).runCompact(invocation.options, io);
     case "log":
       return (await import("./commands/log.ts")).runLog(invocation.options, io);
     case "trust":

@@ -1,6 +1,12 @@
 /** Prompt reference used when no layer sets `worker.instruction`. */
 export const DEFAULT_INSTRUCTION = "$insomnia/default";
 
+/** Prompt reference used when no layer sets `worker.compact_instruction`: what a compaction summary must keep. */
+export const DEFAULT_COMPACT_INSTRUCTION = "$insomnia/compact";
+
+/** Default `worker.compact_at`: the fraction of the context window at which a conversation is compacted. */
+export const DEFAULT_COMPACT_AT = 0.8;
+
 /** Default `worker.max_tokens`. */
 export const DEFAULT_MAX_TOKENS = 8192;
 

@@ -19,6 +19,8 @@ describe("docs/manifest.md", () => {
       max_turns: 20,
       temperature: 0.2,
       tools: ["list_dir", "read_file", "run_command"],
+      compact_at: 0.8,
+      compact_instruction: "$insomnia/compact",
       run_command: { timeout_ms: 300_000, network: false },
     });
     expect(manifest.scope.allow).toHaveLength(2);

@@ -61,6 +61,8 @@ describe("loadManifest", () => {
       instruction: "$workspace/review",
       max_tokens: 1000,
       max_turns: 12,
+      compact_at: 0.8,
+      compact_instruction: "$insomnia/compact",
       temperature: 0,
       tools: ["edit_file", "list_dir", "read_file", "write_file"],
       run_command: { timeout_ms: 120_000, network: false },

@@ -13,6 +13,8 @@ describe("resolveManifest", () => {
         instruction: DEFAULT_INSTRUCTION,
         max_tokens: 8192,
         max_turns: 50,
+        compact_at: 0.8,
+        compact_instruction: "$insomnia/compact",
         temperature: 0,
         tools: ["edit_file", "list_dir", "read_file", "write_file"],
         run_command: { timeout_ms: 120_000, network: false },

@@ -1,6 +1,8 @@
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { checkLayerValue } from "./check-layer.ts";
 import {
+  DEFAULT_COMPACT_AT,
+  DEFAULT_COMPACT_INSTRUCTION,
   DEFAULT_INSTRUCTION,
   DEFAULT_MCP_STARTUP_TIMEOUT_MS,
   DEFAULT_MCP_TOOL_TIMEOUT_MS,
@@ -59,6 +61,8 @@ export function resolveManifestWith(
       max_turns: layer.worker?.max_turns ?? DEFAULT_MAX_TURNS,
       temperature: layer.worker?.temperature ?? DEFAULT_TEMPERATURE,
       tools: [...new Set(layer.worker?.tools ?? DEFAULT_WORKER_TOOLS)].sort(),
+      compact_at: layer.worker?.compact_at ?? DEFAULT_COMPACT_AT,
+      compact_instruction: layer.worker?.compact_instruction ?? DEFAULT_COMPACT_INSTRUCTION,
       run_command: {
         timeout_ms: layer.worker?.run_command?.timeout_ms ?? DEFAULT_RUN_COMMAND_TIMEOUT_MS,
         network: layer.worker?.run_command?.network ?? false,
@@ -103,6 +107,7 @@ function resolveProvider(
     ...(provider.base_url === undefined ? {} : { base_url: provider.base_url }),
     ...(provider.api_key_file === undefined ? {} : { api_key_file: provider.api_key_file }),
     ...(provider.pricing === undefined ? {} : { pricing: { ...provider.pricing } }),
+    ...(provider.context_window === undefined ? {} : { context_window: provider.context_window }),
     ...(provider.reasoning === undefined ? {} : { reasoning: provider.reasoning }),
   };
 }

@@ -11,6 +11,10 @@ const MAPPING = "a mapping";
 /** The expectation phrase of one `worker.tools` entry (check-layer adds the did-you-mean). */
 export const TOOL_NAME_PHRASE = `one of the tool names ${WORKER_TOOL_NAMES.join(", ")}`;
 
+/** What `worker.compact_at` must be: used exactly as written, so a value outside the range is refused, never clamped. */
+export const COMPACT_AT_PHRASE =
+  "a fraction of the context window from 0.5 to 0.95 (it is used as written, never clamped)";
+
 /** What an `mcp_servers` key may be: it becomes part of tool names (`mcp__<name>__<tool>`). */
 export const MCP_SERVER_NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
 
@@ -88,6 +92,16 @@ function buildLayerSchema(v: Valibot) {
             tools: v.optional(
               v.array(v.picklist(WORKER_TOOL_NAMES, TOOL_NAME_PHRASE), "a list of tool names (write [] for none)"),
             ),
+            compact_at: v.optional(
+              v.pipe(
+                v.number(COMPACT_AT_PHRASE),
+                v.minValue(0.5, COMPACT_AT_PHRASE),
+                v.maxValue(0.95, COMPACT_AT_PHRASE),
+              ),
+            ),
+            compact_instruction: v.optional(
+              nonEmptyString('a non-empty prompt reference such as "$insomnia/compact" or "$workspace/<name>"'),
+            ),
             run_command: v.optional(
               v.strictObject(
                 {
@@ -108,6 +122,7 @@ function buildLayerSchema(v: Valibot) {
             kind: v.optional(nonEmptyString("a non-empty string")),
             model: v.optional(nonEmptyString("a non-empty string")),
             base_url: v.optional(nonEmptyString("a non-empty string")),
+            context_window: v.optional(positiveInteger("a positive whole number of tokens")),
             api_key_file: v.optional(nonEmptyString("a non-empty path")),
             pricing: v.optional(
               v.strictObject(

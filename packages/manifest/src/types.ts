@@ -28,7 +28,7 @@ export type ManifestScopeRule = NonNullable<Section<"scope">["allow"]>[number];
 
 /** The optional `provider` block of a resolved manifest: `kind` and `model` are required once it is set. */
 export type ManifestProvider = Resolved<Pick<Section<"provider">, "kind" | "model">> &
-  Pick<Section<"provider">, "base_url" | "api_key_file" | "pricing" | "reasoning">;
+  Pick<Section<"provider">, "base_url" | "api_key_file" | "pricing" | "reasoning" | "context_window">;
 
 /** `provider.pricing`: USD per million tokens, each price absent when the manifest does not set it. */
 export type ManifestPricing = NonNullable<Section<"provider">["pricing"]>;
@@ -48,7 +48,14 @@ export type ManifestMcpServer = Omit<WrittenMcpServer, "startup_timeout_ms" | "t
  */
 export interface PodManifest {
   readonly pod: Resolved<Section<"pod">>;
-  readonly worker: Resolved<Omit<Section<"worker">, "run_command">> & {
+  readonly worker: Resolved<Omit<Section<"worker">, "run_command" | "compact_at" | "compact_instruction">> & {
+    /**
+     * `worker.compact_at`: the fraction of the context window at which the pod compacts (0.5–0.95).
+     * Always set by `resolveManifest`; optional so a manifest built by hand still type-checks (absent: 0.8).
+     */
+    readonly compact_at?: number;
+    /** `worker.compact_instruction`: the prompt a compaction asks for its summary with (absent: `$insomnia/compact`). */
+    readonly compact_instruction?: string;
     /**
      * `worker.run_command`, defaults applied: the longest a command may run, and whether it
      * reaches the network. Always set by `resolveManifest`; optional so a manifest built by

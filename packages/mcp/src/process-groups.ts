@@ -1,5 +1,3 @@
-import type { ChildProcess } from "node:child_process";
-
 // Every live server process group, so the last moments of `pod` can still end them.
 const live = new Set<number>();
 let hooked = false;
@@ -21,24 +19,20 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
 }
 
 /**
- * Tracks a child started as a process-group leader until it exits; when this process exits
+ * Tracks a running server process group until `untrack` is called; when this process exits
  * first (a crash included: the exit event still runs), the whole group is killed.
  */
-export function trackGroup(child: ChildProcess): void {
-  const pid = child.pid;
-  if (pid === undefined) return;
+export function trackGroup(group: number): () => void {
   if (!hooked) {
     hooked = true;
     process.on("exit", () => {
-      for (const group of live) signalGroup(group, "SIGKILL");
+      for (const tracked of live) signalGroup(tracked, "SIGKILL");
     });
   }
-  live.add(pid);
-  child.once("exit", () => {
-    // The leader is gone; whatever it started may still run in its group.
-    signalGroup(pid, "SIGKILL");
-    live.delete(pid);
-  });
+  live.add(group);
+  return () => {
+    live.delete(group);
+  };
 }
 
 /** How many tracked server process groups are still running (for tests and `pod check`). */

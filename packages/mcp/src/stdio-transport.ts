@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type GroupLaunch, launchInGroup } from "./group-launch.ts";
 import { signalGroup, trackGroup } from "./process-groups.ts";
 
 /** How a stdio server is started. */
@@ -23,27 +22,11 @@ const TERM_GRACE_MS = 500;
 /** Bytes of a server's stderr kept for messages about it. */
 const STDERR_TAIL_BYTES = 2048;
 
-// Linux: the server is killed by the kernel if `pod` dies without running any exit code.
-const SETPRIV = "/usr/bin/setpriv";
-const hasSetpriv = process.platform === "linux" && existsSync(SETPRIV);
-// Makes the server the leader of its own process group inside pod's session, then runs it.
-// Node's only way to a process group, `detached`, also starts a new session, and on Linux a new
-// session is a scheduler autogroup of its own: on a loaded machine every round trip to the
-// server then waited longer (bench/mcp.mjs). Without perl, `detached` it is.
-const PERL = "/usr/bin/perl";
-const hasPerl = process.platform !== "win32" && existsSync(PERL);
-const SETPGRP = "setpgrp(0, 0); exec { $ARGV[0] } @ARGV or die qq(cannot run $ARGV[0]: $!\n)";
-
-/** The program and arguments that start `command` as a group leader (and, on Linux, dying with pod). */
-function launchArgv(command: string, args: readonly string[]): [string, string[]] {
-  const grouped = hasPerl ? [PERL, "-e", SETPGRP, "--", command, ...args] : [command, ...args];
-  const argv = hasSetpriv ? [SETPRIV, "--pdeathsig", "KILL", "--", ...grouped] : grouped;
-  return [argv[0]!, argv.slice(1)];
-}
-
 /**
  * An MCP stdio transport that starts the server as the leader of its own process group,
  * so closing it (or `pod` exiting) ends the whole process tree, not only the first process.
+ * A guard process kills the group when `pod` dies without a chance to (SIGKILL): see
+ * {@link launchInGroup}.
  */
 export class ProcessGroupStdioTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -54,7 +37,10 @@ export class ProcessGroupStdioTransport implements Transport {
   #chunks: Buffer[] = [];
   #buffered = 0;
   #stderr = "";
-  #exited: Promise<void> | undefined;
+  /** Settles once the server is gone and its group was killed. */
+  #gone: Promise<void> | undefined;
+  #started: GroupLaunch | undefined;
+  #untrack: (() => void) | undefined;
   #closed = false;
 
   constructor(launch: StdioLaunch) {
@@ -68,35 +54,39 @@ export class ProcessGroupStdioTransport implements Transport {
 
   start(): Promise<void> {
     const { command, args, env, cwd } = this.#launch;
-    const [file, argv] = launchArgv(command, args);
-    return new Promise((resolve, reject) => {
-      const child = spawn(file, argv, {
-        cwd,
-        env: { ...getDefaultEnvironment(), ...env },
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: !hasPerl,
-        windowsHide: true,
-      });
-      this.#child = child;
-      this.#exited = new Promise((done) => child.once("close", () => done()));
-      child.once("error", (error) => {
-        reject(error);
-        this.onerror?.(error);
-      });
-      child.once("spawn", () => {
-        trackGroup(child);
-        resolve();
-      });
-      child.once("close", () => {
-        this.#child = undefined;
-        this.onclose?.();
-      });
-      child.stdout?.on("data", (chunk: Buffer) => this.#read(chunk));
-      child.stdout?.on("error", (error) => this.onerror?.(error));
-      child.stdin?.on("error", (error) => this.onerror?.(error));
-      child.stderr?.on("data", (chunk: Buffer) => {
-        this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
-      });
+    let launch: GroupLaunch;
+    try {
+      launch = launchInGroup(command, args, { cwd, env: { ...getDefaultEnvironment(), ...env } });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const { child } = launch;
+    this.#started = launch;
+    this.#child = child;
+    child.on("error", (error) => this.onerror?.(error));
+    child.stdout?.on("data", (chunk: Buffer) => this.#read(chunk));
+    child.stdout?.on("error", (error) => this.onerror?.(error));
+    child.stdin?.on("error", (error) => this.onerror?.(error));
+    child.stderr?.on("data", (chunk: Buffer) => {
+      this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+    });
+    // The server is gone when its stdout closes (or whatever holds it exits): then what is left of
+    // its group is killed, the guard ends, and the connection is closed.
+    const stdoutClosed = new Promise<void>((done) => {
+      if (child.stdout === null) done();
+      else child.stdout.once("close", () => done());
+    });
+    const exited = new Promise<void>((done) => child.once("close", () => done()));
+    this.#gone = Promise.race([stdoutClosed, exited]).then(async () => {
+      const group = await launch.group.catch(() => undefined);
+      if (group !== undefined) signalGroup(group, "SIGKILL");
+      this.#untrack?.();
+      launch.release();
+      this.#child = undefined;
+      this.onclose?.();
+    });
+    return launch.group.then((group) => {
+      this.#untrack = trackGroup(group);
     });
   }
 
@@ -115,12 +105,19 @@ export class ProcessGroupStdioTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const child = this.#child;
-    if (child?.pid !== undefined) {
-      child.stdin?.end();
-      signalGroup(child.pid, "SIGTERM");
-      const timer = setTimeout(() => signalGroup(child.pid!, "SIGKILL"), TERM_GRACE_MS);
-      await this.#exited;
+    const started = this.#started;
+    if (started !== undefined && this.#child !== undefined) {
+      this.#child.stdin?.end();
+      // Known at once, or never when the server could not start (then its guard is ended).
+      const group = await started.group.catch(() => undefined);
+      let timer: NodeJS.Timeout | undefined;
+      if (group === undefined) {
+        started.child.kill("SIGKILL");
+      } else {
+        signalGroup(group, "SIGTERM");
+        timer = setTimeout(() => signalGroup(group, "SIGKILL"), TERM_GRACE_MS);
+      }
+      await this.#gone;
       clearTimeout(timer);
     }
     this.#chunks = [];

@@ -33,6 +33,11 @@ export interface CacheCall {
   readonly model?: string | undefined;
   /** True for the first call of a segment that continues another (after a compaction). */
   readonly firstAfterCompaction: boolean;
+  /**
+   * True for a call that branches off the conversation (a compaction's summary call): it is
+   * judged against the call before it, and the call after it is judged against that call too.
+   */
+  readonly branch?: boolean | undefined;
 }
 
 const FIVE_MINUTES = 5 * 60_000;
@@ -96,7 +101,7 @@ export function cacheBreaks(calls: readonly CacheCall[]): (CacheBreak | undefine
       breaks.push(previous !== undefined && read < cached(previous.usage) ? breakCause(previous, current) : undefined);
     }
     written ||= cached(current.usage) > 0;
-    previous = current;
+    if (current.branch !== true) previous = current;
   }
   return breaks;
 }

@@ -1,6 +1,25 @@
 // The public surface of @insomnia/pod: what its README documents, nothing more.
-export { MESSAGE_FORMAT_VERSION, Pod } from "./pod.ts";
-export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
+export { COMPACTION_RECORD_VERSION, MESSAGE_FORMAT_VERSION, Pod } from "./pod.ts";
+export {
+  compactionRequest,
+  estimateSegmentTokens,
+  estimateTokens,
+  reachedThreshold,
+  splitForCompaction,
+  thresholdTokens,
+  usedTokens,
+  withoutOldToolOutputs,
+} from "./compaction.ts";
+export type {
+  CompactionMark,
+  CompactionOutcome,
+  CompactionReason,
+  CompactionReport,
+  CompactionSettings,
+  CompactionSplit,
+} from "./compaction.ts";
+export { CONTEXT_WINDOW_TABLE_DATE, contextWindowOf, shippedContextWindow } from "./context-window.ts";
+export type { OpenDeps, PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
 export {
   renderPodPrompt,
   previewSystemPrompt,

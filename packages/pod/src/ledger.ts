@@ -57,7 +57,9 @@ export interface UsageTotals {
   unpricedCalls: number;
 }
 
-function isMessageRecord(record: unknown): record is { type: "message"; message: Message; call?: unknown } {
+function isMessageRecord(
+  record: unknown,
+): record is { type: "message"; message: Message; call?: unknown; compaction?: unknown } {
   return typeof record === "object" && record !== null && (record as { type?: unknown }).type === "message";
 }
 
@@ -67,7 +69,14 @@ function isMessageRecord(record: unknown): record is { type: "message"; message:
  * one is priced now, from `options.pricing` or the shipped table.
  */
 export function conversationLedger(segments: readonly LedgerSegment[], options: LedgerOptions = {}): LedgerCall[] {
-  const found: { segment: string; index: number; message: AssistantMessage; call?: CallRecord; first: boolean }[] = [];
+  const found: {
+    segment: string;
+    index: number;
+    message: AssistantMessage;
+    call?: CallRecord;
+    first: boolean;
+    branch: boolean;
+  }[] = [];
   for (const [position, segment] of segments.entries()) {
     let index = 0;
     let first = position > 0 && segment.previousSegment !== undefined;
@@ -76,19 +85,22 @@ export function conversationLedger(segments: readonly LedgerSegment[], options: 
       const message = record.message;
       if (message?.role === "assistant") {
         const call = isCallRecord(record.call) ? record.call : undefined;
-        found.push({ segment: segment.id, index, message, ...(call === undefined ? {} : { call }), first });
-        first = false;
+        // A compaction's summary call branches off: the conversation's next call continues the one before it.
+        const branch = record.compaction !== undefined;
+        found.push({ segment: segment.id, index, message, ...(call === undefined ? {} : { call }), first, branch });
+        if (!branch) first = false;
       }
       index += 1;
     }
   }
   const modelOf = (call: CallRecord | undefined) => call?.model ?? options.model;
   const breaks = cacheBreaks(
-    found.map(({ message, call, first }) => ({
+    found.map(({ message, call, first, branch }) => ({
       usage: message.usage,
       call,
       model: modelOf(call),
       firstAfterCompaction: first,
+      branch,
     })),
   );
   return found.map(({ segment, index, message, call }, i) => {

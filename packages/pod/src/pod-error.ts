@@ -10,7 +10,15 @@ export type PodErrorCode =
   | "NOT_MATERIALIZED"
   | "POD_CLOSED"
   | "INVALID_ARGUMENT"
-  | "NEWER_LOG_FORMAT";
+  | "NEWER_LOG_FORMAT"
+  /** The provider refused the prompt as too long and compacting once did not make it fit. */
+  | "CONTEXT_OVERFLOW"
+  /** `compact()`: the model's summary would not bring the conversation under the threshold; not applied. */
+  | "COMPACTION_INEFFECTIVE"
+  /** `compact()`: the summary call failed or gave no summary; not applied. */
+  | "COMPACTION_FAILED"
+  /** `worker.compact_instruction` names a prompt that cannot be read. */
+  | "INVALID_COMPACT_INSTRUCTION";
 
 /** Extra fields of a {@link PodError}: where the problem is (a segment log, a lock file, a template) and its cause. */
 export type PodErrorOptions = InsomniaErrorOptions & {

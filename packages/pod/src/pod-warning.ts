@@ -11,7 +11,11 @@ export type PodWarningCode =
   | "SOURCES_CHANGED"
   | "TOOLS_CHANGED"
   | "SEGMENT_TAIL_RECOVERED"
-  | "SEGMENT_LOCK_STALE";
+  | "SEGMENT_LOCK_STALE"
+  /** A compaction's summary would not bring the conversation under the threshold: not applied. */
+  | "COMPACTION_INEFFECTIVE"
+  /** A compaction's summary call failed or gave no summary: not applied. */
+  | "COMPACTION_FAILED";
 
 /** Something a pod noticed, handled, and kept going after. */
 export interface PodWarning {

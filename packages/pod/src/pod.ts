@@ -1,7 +1,9 @@
+import { errorText } from "@insomnia/errors";
 import type { ManifestProvider, PodManifest } from "@insomnia/manifest";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
 import type {
+  PodWriterLock,
   SegmentRecord,
   SegmentSource,
   SegmentStartRecord,
@@ -12,7 +14,19 @@ import { WorkerError } from "@insomnia/worker";
 import { createLoadSkillTool, LOAD_SKILL_TOOL } from "@insomnia/skills";
 import type { LoadableSkill } from "@insomnia/skills";
 import type { TemplateLoader } from "@insomnia/template";
-import type { Message, ToolServer, TurnOptions, TurnResult, UserInput } from "@insomnia/worker";
+import type {
+  AssistantMessage,
+  CallGuard,
+  LlmCallOptions,
+  LlmRequest,
+  Message,
+  ToolServer,
+  TurnOptions,
+  TurnResult,
+  UserInput,
+} from "@insomnia/worker";
+import { PromptLoader, PromptLoaderError } from "@insomnia/prompt-loader";
+import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_INSTRUCTION } from "@insomnia/manifest";
 import { callCost, priceOf } from "./call-cost.ts";
 import { messageHash, shortHash } from "./call-record.ts";
 import type { CallMessageRecord, CallRecord } from "./call-record.ts";
@@ -26,6 +40,16 @@ import { silentNotifier } from "./pod-warning.ts";
 import type { Notifier, PodWarning } from "./pod-warning.ts";
 import { checkSources } from "./source-drift.ts";
 import { summaryMessage } from "./summary-message.ts";
+import {
+  compactionRequest,
+  estimateSegmentTokens,
+  reachedThreshold,
+  splitForCompaction,
+  thresholdTokens,
+  withoutOldToolOutputs,
+} from "./compaction.ts";
+import type { CompactionMark, CompactionReason, CompactionReport, CompactionSettings } from "./compaction.ts";
+import { contextWindowOf } from "./context-window.ts";
 
 /**
  * What a pod needs of its worker: an `@insomnia/worker` `Worker` (from any installed copy of
@@ -42,6 +66,10 @@ export interface PodWorker {
   getHistory(): readonly Message[];
   run(input: string | UserInput, options?: TurnOptions): Promise<TurnResult>;
   resume(options?: TurnOptions): Promise<TurnResult>;
+  /** Asked before each model call (automatic compaction); a worker without it never compacts on its own. */
+  setCallGuard?(guard: CallGuard | undefined): void;
+  /** One model call outside the history: the model-written summary; without it only `compact(summarize)` works. */
+  callModel?(request: LlmRequest, options?: LlmCallOptions): Promise<AssistantMessage>;
 }
 
 /** What {@link Pod.fromManifest} needs besides the manifest. */
@@ -67,6 +95,8 @@ export interface PodDeps {
   tools?: readonly PodToolFactory[] | undefined;
   /** Handed to the tool factories (`PodToolContext.signal`). */
   signal?: AbortSignal | undefined;
+  /** Told of every compaction (automatic or not): what it did and what its summary call used. */
+  onCompaction?: ((report: CompactionReport) => void) | undefined;
   /**
    * Trust the workspace layer of a manifest from `loadManifest` even if the user has not
    * (`pod trust`). Without it, a widening value from an untrusted workspace layer (a `pod.pwd`
@@ -99,10 +129,24 @@ export interface RestoreDeps {
   onSegmentStart?: ((start: SegmentStartRecord) => void) | undefined;
   /** Makes the pod's tools, from the scope of `manifest` (required with `tools`); registered before the recorded tool list is compared. */
   tools?: readonly PodToolFactory[] | undefined;
-  /** The manifest the tools' scope is built from. */
+  /**
+   * The manifest the tools' scope is built from; also where the compaction settings come from
+   * (`provider.context_window` or the shipped table, `worker.compact_at`, `worker.compact_instruction`,
+   * read through `loader` or the pod's standard roots). Without it the pod never compacts on its own.
+   */
   manifest?: PodManifest | undefined;
   /** Handed to the tool factories (`PodToolContext.signal`). */
   signal?: AbortSignal | undefined;
+  /** Told of every compaction (automatic or not): what it did and what its summary call used. */
+  onCompaction?: ((report: CompactionReport) => void) | undefined;
+  /** Where `$user` prompts come from for the compaction instruction (default `process.env`). */
+  env?: NodeJS.ProcessEnv | undefined;
+}
+
+/** What {@link Pod.open} needs: a new pod's deps, and what a restored one takes besides them. */
+export interface OpenDeps extends PodDeps {
+  /** Called with the restored segment's start record (see {@link RestoreDeps.onSegmentStart}). */
+  onSegmentStart?: ((start: SegmentStartRecord) => void) | undefined;
 }
 
 /** Registers the tools the factories make on the worker. */
@@ -165,6 +209,62 @@ function busyError(segmentId: string, cause?: unknown): WorkerError {
 export const MESSAGE_FORMAT_VERSION = 2;
 
 /**
+ * The version of a compaction's summary-call record (a message record with `compaction` set):
+ * a reader that does not know it must refuse the segment rather than take the summary call for
+ * part of the conversation. A restore leaves these records out of the history.
+ */
+export const COMPACTION_RECORD_VERSION = 3;
+
+/**
+ * Reads the compaction instruction. The default one is shipped with this package's prompt
+ * loader, so a loader whose `$insomnia` root lacks it (a test's, an app's) gets the shipped file.
+ */
+async function loadCompactInstruction(loader: TemplateLoader, ref: string): Promise<{ text: string }> {
+  try {
+    return await loader.load(ref);
+  } catch (error) {
+    if (ref !== DEFAULT_COMPACT_INSTRUCTION || !PromptLoaderError.is(error) || error.code !== "NOT_FOUND") throw error;
+    return new PromptLoader().load(ref);
+  }
+}
+
+/** The compaction settings of `manifest`; reads `worker.compact_instruction` (INVALID_COMPACT_INSTRUCTION when it cannot). */
+async function compactionSettings(manifest: PodManifest, loader: TemplateLoader): Promise<CompactionSettings> {
+  const instructionRef = manifest.worker.compact_instruction ?? DEFAULT_COMPACT_INSTRUCTION;
+  let instruction: string;
+  try {
+    instruction = (await loadCompactInstruction(loader, instructionRef)).text;
+  } catch (cause) {
+    const detail = cause instanceof Error ? ((cause as { detail?: string }).detail ?? cause.message) : String(cause);
+    throw new PodError(
+      "INVALID_COMPACT_INSTRUCTION",
+      `worker.compact_instruction ${instructionRef} cannot be read: ${detail}; fix the reference or the file`,
+      { cause, ref: instructionRef, file: (cause as { file?: string }).file },
+    );
+  }
+  return {
+    window: contextWindowOf(manifest.provider),
+    at: manifest.worker.compact_at ?? DEFAULT_COMPACT_AT,
+    instructionRef,
+    instruction,
+  };
+}
+
+/** True for a compaction's summary-call record. */
+function isCompactionRecord(record: unknown): boolean {
+  return typeof record === "object" && record !== null && (record as { compaction?: unknown }).compaction !== undefined;
+}
+
+/** True when a failed model call is the provider saying the prompt is too long (`CONTEXT_OVERFLOW` anywhere in its causes). */
+function isContextOverflow(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause !== undefined && cause !== null && depth < 8; depth += 1) {
+    if ((cause as { code?: unknown }).code === "CONTEXT_OVERFLOW") return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
  * A pod: a worker whose system prompt is rendered once, before its first turn, and then
  * kept byte for byte — across turns, compactions and restores — in a segment log.
  */
@@ -194,6 +294,15 @@ export class Pod {
   /** When the next model call is sent: the turn's start, or the last message logged before it. */
   #sendsAt: Date | undefined;
   #callClock: Clock = systemClock;
+  /** How this pod compacts; undefined: never on its own (no manifest, or a worker without a call guard). */
+  #compaction: CompactionSettings | undefined;
+  /** Usage of the current segment's last model call (never a summary call): what the threshold is checked against. */
+  #lastUsage: AssistantMessage["usage"];
+  /** True once a compaction ran for the model call about to be sent: at most one per call. */
+  #compactedForCall = false;
+  #onCompaction: ((report: CompactionReport) => void) | undefined;
+  /** The pod's writer lock taken by {@link Pod.open}, given back by close(). */
+  #podLock: PodWriterLock | undefined;
 
   private constructor(worker: PodWorker, store: SegmentStore, clock: Clock, notifier: Notifier) {
     this.#worker = worker;
@@ -217,6 +326,11 @@ export class Pod {
       ...(deps.env === undefined ? {} : { env: deps.env }),
       ...(deps.trustWorkspace === undefined ? {} : { trustWorkspace: deps.trustWorkspace }),
     });
+    // Read before the pod takes the worker, so a bad reference leaves the worker free.
+    const compaction = await compactionSettings(
+      manifest,
+      deps.loader ?? PromptLoader.forPod({ cwd: manifest.pod.pwd, env: deps.env ?? process.env }),
+    );
     await registerPodTools(deps.worker, deps.tools, () => ({
       scope: prepared.scope,
       pwd: prepared.cwd,
@@ -226,7 +340,34 @@ export class Pod {
     pod.#prepared = prepared;
     pod.#provider = manifest.provider;
     pod.#callClock = deps.callClock ?? systemClock;
+    pod.#onCompaction = deps.onCompaction;
+    pod.#useCompaction(compaction);
     return pod;
+  }
+
+  /**
+   * The pod as its one writer: takes the pod's writer lock (`SEGMENT_LOCKED` when another
+   * process or store instance holds it, with nothing written), then restores the latest
+   * segment, or prepares the first one when there is none; the pod holds the lock until
+   * close(). Deciding under the lock is what keeps two processes that open one pod at once
+   * from both starting it (the second would fork the conversation): `fromManifest` and
+   * `restore` alone leave that decision, and its lock, to the caller.
+   */
+  static async open(manifest: PodManifest, deps: OpenDeps): Promise<Pod> {
+    const lock = await deps.store.lockPod();
+    try {
+      for (const warning of lock.warnings) (deps.notifier ?? silentNotifier).warn(warning);
+      const latest = await deps.store.latestSegment();
+      const pod =
+        latest === undefined
+          ? await Pod.fromManifest(manifest, deps)
+          : await Pod.restore(deps.store, latest, deps.worker, { ...deps, manifest, provider: manifest.provider });
+      pod.#podLock = lock;
+      return pod;
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
 
   /**
@@ -266,7 +407,8 @@ export class Pod {
           `segment ${segmentId} does not start with a segment_start record; the store broke its contract`,
         );
       }
-      const messages = rest.map((record, index) => {
+      const conversation = rest.filter((record) => !isCompactionRecord(record));
+      const messages = conversation.map((record, index) => {
         if (record.type !== "message") {
           throw new SegmentStoreError(
             "SEGMENT_CORRUPT",
@@ -294,6 +436,13 @@ export class Pod {
         );
       }
       const warnings = await checkSources(start.sources, deps.loader);
+      const compaction =
+        deps.manifest === undefined
+          ? undefined
+          : await compactionSettings(
+              deps.manifest,
+              deps.loader ?? PromptLoader.forPod({ cwd: deps.manifest.pod.pwd, env: deps.env ?? process.env }),
+            );
       worker.setSystemPrompt(start.systemPrompt);
       registerRecordedSkills(worker, start.sources);
       deps.onSegmentStart?.(start);
@@ -306,6 +455,9 @@ export class Pod {
       pod.#callClock = deps.callClock ?? systemClock;
       pod.#adopt(start);
       pod.#segmentMessages = messages.length;
+      pod.#lastUsage = messages.findLast((m) => m.role === "assistant")?.usage;
+      pod.#onCompaction = deps.onCompaction;
+      if (compaction !== undefined) pod.#useCompaction(compaction);
       for (const warning of warnings) notifier.warn(warning);
       return pod;
     } catch (error) {
@@ -391,39 +543,250 @@ export class Pod {
   }
 
   /**
-   * Replaces the history by one summary message and starts a new segment that carries
-   * the worker's current system prompt verbatim. Never re-renders, never reads AGENTS.md.
+   * Compacts the conversation now and starts a new segment that carries the worker's current
+   * system prompt and tools verbatim, then the summary (and, when a turn is unfinished, its user
+   * message and last tool call with its results). Never re-renders, never reads AGENTS.md.
+   * With `summarize`, the caller writes the summary and it is always applied; without it the
+   * model writes it (`worker.compact_instruction`), from a request that reads the provider's
+   * cache, and a summary that would not bring the conversation under the threshold is not
+   * applied (`COMPACTION_INEFFECTIVE`, as is a failed one, `COMPACTION_FAILED`).
    */
-  compact(summarize: Summarizer): Promise<void> {
+  compact(summarize?: Summarizer): Promise<CompactionReport> {
     return this.#enqueue(async () => {
-      const previous = this.#writer;
-      const systemPrompt = this.#worker.getSystemPrompt();
-      if (previous === undefined || systemPrompt === undefined) {
+      if (this.#writer === undefined || this.#worker.getSystemPrompt() === undefined) {
         throw new PodError(
           "NOT_MATERIALIZED",
           "compact() before the first turn: there is nothing to compact yet; run a turn first",
         );
       }
-      const summary = await summarize(this.#worker.getHistory());
-      if (typeof summary !== "string") {
-        throw new PodError("INVALID_ARGUMENT", `the summarizer must return a string, got ${typeof summary}`);
+      if (summarize !== undefined) return this.#compactWith(summarize);
+      const { history, ...report } = await this.#compactByModel("manual", this.#currentRequest(), undefined);
+      if (history !== undefined) this.#worker.setHistory(history);
+      if (report.outcome !== "applied") {
+        throw new PodError(
+          report.outcome === "ineffective" ? "COMPACTION_INEFFECTIVE" : "COMPACTION_FAILED",
+          report.message ?? "the compaction was not applied",
+        );
       }
-      const next = await this.#store.createSegment({
-        type: "segment_start",
-        systemPrompt,
-        sources: this.#sources,
-        createdAt: this.#clock.now().toISOString(),
-        previousSegment: previous.segmentId,
-        summary,
-        ...(this.#tools === undefined ? {} : { tools: this.#tools }),
-        ...(this.#toolDefinitions === undefined ? {} : { toolDefinitions: this.#toolDefinitions }),
-        ...(this.#sections === undefined ? {} : { sections: this.#sections }),
-      });
-      this.#worker.setHistory([summaryMessage(summary)]);
-      this.#writer = next;
-      this.#segmentMessages = 0;
-      await previous.close();
+      return report;
     });
+  }
+
+  /** The caller's summarizer: its summary is applied as it is. */
+  async #compactWith(summarize: Summarizer): Promise<CompactionReport> {
+    const history = this.#worker.getHistory();
+    const summary = await summarize(history);
+    if (typeof summary !== "string") {
+      throw new PodError("INVALID_ARGUMENT", `the summarizer must return a string, got ${typeof summary}`);
+    }
+    const { kept } = splitForCompaction(history);
+    const previous = this.#writer!.segmentId;
+    const next = await this.#startCompactedSegment(summary, kept);
+    this.#worker.setHistory(next);
+    const report: CompactionReport = {
+      reason: "manual",
+      outcome: "applied",
+      instruction: "(the caller's summarizer)",
+      segmentId: this.#writer!.segmentId,
+      previousSegment: previous,
+    };
+    this.#onCompaction?.(report);
+    return report;
+  }
+
+  /** What the next model call would send: the worker's prompt, history and tools. */
+  #currentRequest(): LlmRequest {
+    return {
+      systemPrompt: this.#worker.getSystemPrompt() ?? "",
+      messages: this.#worker.getHistory(),
+      tools: this.#worker.tools.definitions(),
+    };
+  }
+
+  /** Compacts on its own from now on, where the worker allows: checks before each model call. */
+  #useCompaction(settings: CompactionSettings): void {
+    this.#compaction = settings;
+    this.#worker.setCallGuard?.((call) => this.#guard(call));
+  }
+
+  /**
+   * The worker's call guard: before a call, compacts when the segment's last call reached the
+   * threshold; after a call the provider refused as too long, compacts once so it is sent once more.
+   */
+  async #guard(call: Parameters<CallGuard>[0]): Promise<readonly Message[] | undefined> {
+    const settings = this.#compaction;
+    if (settings === undefined || this.#worker.callModel === undefined) return undefined;
+    if (call.reason === "before-call") {
+      this.#compactedForCall = false;
+      if (!reachedThreshold(this.#lastUsage, settings)) return undefined;
+      this.#compactedForCall = true;
+      return (await this.#compactByModel("threshold", call.request, call.signal)).history;
+    }
+    if (!isContextOverflow(call.error)) return undefined;
+    if (this.#compactedForCall) {
+      throw new PodError(
+        "CONTEXT_OVERFLOW",
+        `the conversation no longer fits the model's context window (${errorText(call.error)}), and it was already compacted for this call; continue in a new conversation (pod run --new), lower worker.compact_at, or set provider.context_window to the model's real window`,
+      );
+    }
+    this.#compactedForCall = true;
+    const report = await this.#compactByModel("overflow", call.request, call.signal);
+    if (report.history === undefined) {
+      throw new PodError(
+        "CONTEXT_OVERFLOW",
+        `the conversation no longer fits the model's context window and could not be compacted (${report.message ?? report.outcome}); nothing was lost: continue in a new conversation (pod run --new), or use a model with a larger window`,
+      );
+    }
+    return report.history;
+  }
+
+  /**
+   * The model-written compaction: the previous request byte for byte plus what came since, then
+   * the instruction; the summary call is logged in the segment it summarizes (its usage counts in
+   * every total, never towards the threshold); an effective summary starts the next segment.
+   */
+  async #compactByModel(
+    reason: CompactionReason,
+    request: LlmRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<CompactionReport & { history?: Message[] }> {
+    const settings = this.#compaction;
+    const callModel = this.#worker.callModel?.bind(this.#worker);
+    if (settings === undefined || callModel === undefined) {
+      throw new PodError(
+        "INVALID_ARGUMENT",
+        "compact() without a summarizer needs a pod created from a manifest (Pod.fromManifest, or Pod.restore with deps.manifest) and a worker with callModel(); pass your own summarizer otherwise",
+      );
+    }
+    const { summarized, kept } = splitForCompaction(request.messages);
+    const previous = this.#writer!.segmentId;
+    const options = signal === undefined ? {} : { signal };
+    const stopped = (): boolean => signal?.aborted === true;
+    let sent = compactionRequest(request, summarized, settings.instruction);
+    let leftOut = false;
+    let answer: AssistantMessage;
+    const sentAt = this.#callClock.now();
+    try {
+      answer = await callModel(sent, options);
+    } catch (error) {
+      if (stopped()) throw error; // stopped: the turn says so, not a failed compaction
+      const lighter = isContextOverflow(error) ? withoutOldToolOutputs(summarized) : undefined;
+      if (lighter === undefined) return this.#compactionFailed(reason, previous, settings, error);
+      // Once: the oldest tool outputs give way to a visible placeholder (the log keeps them).
+      sent = compactionRequest(request, lighter, settings.instruction);
+      leftOut = true;
+      try {
+        answer = await callModel(sent, options);
+      } catch (again) {
+        if (stopped()) throw again;
+        return this.#compactionFailed(reason, previous, settings, again, true);
+      }
+    }
+    const summary = answer.content.trim();
+    const threshold = thresholdTokens(settings);
+    const estimated = estimateSegmentTokens(request, summary, kept);
+    const mark: CompactionMark = {
+      reason,
+      instruction: settings.instructionRef,
+      ...(leftOut ? { toolOutputsLeftOut: true } : {}),
+      estimatedTokens: estimated,
+      ...(threshold === undefined ? {} : { thresholdTokens: threshold }),
+      outcome:
+        summary === "" ? "failed" : threshold !== undefined && estimated >= threshold ? "ineffective" : "applied",
+    };
+    await this.#logSummaryCall(answer, sent, sentAt, mark);
+    const report = {
+      ...mark,
+      segmentId: previous,
+      previousSegment: previous,
+      ...(answer.usage === undefined ? {} : { usage: answer.usage }),
+    };
+    if (mark.outcome === "failed") {
+      const why =
+        answer.toolCalls !== undefined
+          ? "the model called a tool instead of writing the summary"
+          : "the model answered with no summary";
+      return this.#notApplied({ ...report, message: `${why}; the conversation goes on uncompacted` });
+    }
+    if (mark.outcome === "ineffective") {
+      return this.#notApplied({
+        ...report,
+        message: `the summary would leave about ${estimated} tokens with the system prompt, tools and kept messages, not under the threshold of ${threshold} (worker.compact_at ${settings.at} of ${settings.window}); it was not applied and the conversation goes on uncompacted`,
+      });
+    }
+    const history = await this.#startCompactedSegment(summary, kept);
+    const applied = { ...report, segmentId: this.#writer!.segmentId };
+    this.#onCompaction?.(applied);
+    return { ...applied, history };
+  }
+
+  /** A compaction whose summary call failed: logged as a warning (nothing was written), reported. */
+  #compactionFailed(
+    reason: CompactionReason,
+    previous: string,
+    settings: CompactionSettings,
+    error: unknown,
+    leftOut = false,
+  ): CompactionReport {
+    const detail = error instanceof Error ? error.message : String(error);
+    return this.#notApplied({
+      reason,
+      outcome: "failed",
+      instruction: settings.instructionRef,
+      ...(leftOut ? { toolOutputsLeftOut: true } : {}),
+      segmentId: previous,
+      previousSegment: previous,
+      message: `the summary call failed${leftOut ? " even with the oldest tool outputs left out" : ""}: ${detail}`,
+    });
+  }
+
+  #notApplied(report: CompactionReport): CompactionReport {
+    this.#notifier.warn({
+      code: report.outcome === "ineffective" ? "COMPACTION_INEFFECTIVE" : "COMPACTION_FAILED",
+      message: `compaction (${report.reason}) of segment ${report.previousSegment} not applied: ${report.message}`,
+    });
+    this.#onCompaction?.(report);
+    return report;
+  }
+
+  /** Appends the summary call to the segment it summarizes, marked so a restore leaves it out of the history. */
+  async #logSummaryCall(answer: AssistantMessage, sent: LlmRequest, sentAt: Date, mark: CompactionMark): Promise<void> {
+    const record: CallMessageRecord & { readonly compaction: CompactionMark } = {
+      type: "message",
+      version: COMPACTION_RECORD_VERSION,
+      message: answer,
+      call: this.#callRecord(answer, sent, sentAt),
+      compaction: mark,
+    };
+    await this.#writer!.append(record);
+  }
+
+  /**
+   * Starts the next segment: the same prompt, tool names and definitions, the summary, then the
+   * kept messages appended as records. Returns the worker's new history. Closes the previous segment.
+   */
+  async #startCompactedSegment(summary: string, kept: readonly Message[]): Promise<Message[]> {
+    const previous = this.#writer!;
+    const next = await this.#store.createSegment({
+      type: "segment_start",
+      systemPrompt: this.#worker.getSystemPrompt()!,
+      sources: this.#sources,
+      createdAt: this.#clock.now().toISOString(),
+      previousSegment: previous.segmentId,
+      summary,
+      ...(this.#tools === undefined ? {} : { tools: this.#tools }),
+      ...(this.#toolDefinitions === undefined ? {} : { toolDefinitions: this.#toolDefinitions }),
+      ...(this.#sections === undefined ? {} : { sections: this.#sections }),
+    });
+    this.#writer = next;
+    this.#segmentMessages = 0;
+    this.#lastUsage = undefined;
+    await previous.close();
+    for (const message of kept) {
+      await next.append({ type: "message", version: MESSAGE_FORMAT_VERSION, message });
+      this.#segmentMessages += 1;
+    }
+    return [summaryMessage(summary), ...kept];
   }
 
   /** Waits for queued work, then releases the segment (its lock). Idempotent; later turns fail with POD_CLOSED. */
@@ -433,7 +796,11 @@ export class Pod {
       this.#closed = true;
       this.#stopLogging();
       setAttached(this.#worker, false);
-      await this.#writer?.close();
+      try {
+        await this.#writer?.close();
+      } finally {
+        await this.#podLock?.release();
+      }
     });
     this.#queue = done.catch(() => undefined);
     return done;
@@ -509,20 +876,24 @@ export class Pod {
         : { type: "message", version: MESSAGE_FORMAT_VERSION, message };
     await writer.append(record);
     this.#segmentMessages += 1;
+    if (message.role === "assistant" && message.usage !== undefined) this.#lastUsage = message.usage;
     if (message.role !== "assistant") this.#sendsAt = this.#callClock.now();
   }
 
-  /** What the call that answered with `answer` sent: the history before it, the prompt, the tools. */
-  #callRecord(answer: Message & { role: "assistant" }): CallRecord {
+  /**
+   * What the call that answered with `answer` sent: the history before it, the prompt, the tools
+   * (or, for a summary call, the compaction request it was given).
+   */
+  #callRecord(answer: Message & { role: "assistant" }, sent?: LlmRequest, sentAt?: Date): CallRecord {
     const provider = this.#provider;
-    const tools = this.#worker.tools.definitions();
+    const request = sent ?? this.#currentRequest();
     const costUsd = callCost(answer.usage, priceOf(provider?.model, provider?.pricing));
     return {
-      sentAt: (this.#sendsAt ?? this.#callClock.now()).toISOString(),
+      sentAt: (sentAt ?? this.#sendsAt ?? this.#callClock.now()).toISOString(),
       ...(provider === undefined ? {} : { provider: provider.kind, model: provider.model }),
-      system: shortHash(this.#worker.getSystemPrompt() ?? ""),
-      tools: shortHash(JSON.stringify(tools)),
-      messages: this.#worker.getHistory().map(messageHash),
+      system: shortHash(request.systemPrompt),
+      tools: shortHash(JSON.stringify(request.tools)),
+      messages: request.messages.map(messageHash),
       ...(costUsd === undefined ? {} : { costUsd }),
     };
   }

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
+import { type ProcessLimit, processLimitFor, processLimitWarning } from "./process-limit.ts";
 import { SandboxError } from "./sandbox-error.ts";
 
 /** How to get bubblewrap, shown with `SANDBOX_UNAVAILABLE`. */
@@ -11,9 +12,17 @@ export const INSTALL_HINT =
 export const NAMESPACE_HINT =
   "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; on Ubuntu 24.04 and later an AppArmor profile for bwrap), or run the pod where they are allowed";
 
-/** What {@link detectSandbox} found: a bwrap that works, or why there is none. */
+/**
+ * What {@link detectSandbox} found: a bwrap that works (with how a command's processes are
+ * bounded, and a `PROCESS_LIMIT_UNAVAILABLE` warning when they are not), or why there is none.
+ */
 export type SandboxAvailability =
-  | { readonly available: true; readonly bwrapPath: string }
+  | {
+      readonly available: true;
+      readonly bwrapPath: string;
+      readonly processLimit: ProcessLimit;
+      readonly warning?: SandboxError | undefined;
+    }
   | { readonly available: false; readonly error: SandboxError };
 
 /** Options of {@link detectSandbox}. */
@@ -75,7 +84,9 @@ export async function detectSandbox(options: DetectOptions = {}): Promise<Sandbo
       NAMESPACE_HINT,
     );
   }
-  return { available: true, bwrapPath };
+  const processLimit = processLimitFor(bwrapPath);
+  const warning = processLimitWarning(processLimit);
+  return { available: true, bwrapPath, processLimit, ...(warning === undefined ? {} : { warning }) };
 }
 
 /** The first executable `name` in the directories of `path`. */

@@ -10,6 +10,8 @@ export interface BwrapArgsOptions {
   readonly cwd: string;
   /** Descriptor bwrap writes the sandbox's process id to. */
   readonly infoFd: number;
+  /** Descriptor the sandbox waits on (for one byte) before it starts the command, if any. */
+  readonly blockFd?: number | undefined;
   /** First of the descriptors, one per `hide-file` mount, that read as empty. */
   readonly firstEmptyFd: number;
 }
@@ -27,6 +29,7 @@ export function bwrapArgs(mounts: readonly MountOp[], argv: readonly string[], o
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv");
   for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
   args.push("--info-fd", String(options.infoFd));
+  if (options.blockFd !== undefined) args.push("--block-fd", String(options.blockFd));
   // /proc read-only: a pod run as root is root-owned inside too, and /proc/sys (kernel
   // settings of the whole machine) checks only file modes, not capabilities.
   args.push("--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");

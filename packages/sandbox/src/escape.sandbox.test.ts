@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type EscapeTree, makeEscapeTree, processesWith } from "./__fixtures__/escape-tree.ts";
 import { detectSandbox } from "./availability.ts";
+import { detectProcessLimit } from "./process-limit.ts";
 import { type RunCommandTool, runCommandTool } from "./run-command-tool.ts";
 import { Sandbox } from "./sandbox.ts";
 import { SandboxError } from "./sandbox-error.ts";
@@ -17,6 +18,20 @@ const SECRET_ENV = {
   DATABASE_URL: `postgres://app:${randomUUID()}@db.example/app`,
   GITHUB_TOKEN: `ghp_${randomUUID()}`,
 };
+
+/** The process bound of the fork-bomb test: small, so the bomb is quick and light on the machine. */
+const BOMB_BOUND = 200;
+// Decided before the tests are collected; the none case is a pod check warning, tested elsewhere.
+const BOUND_HERE = await boundHere();
+
+async function boundHere(): Promise<boolean> {
+  const found = await detectSandbox();
+  if (!found.available) return false;
+  const limit = detectProcessLimit({ bwrapPath: found.bwrapPath });
+  // A real fork bomb runs only where it is contained; elsewhere one visible line says why.
+  if (limit.kind === "none") console.log(`REAL FORK BOMB TEST SKIPPED: no process bound here (${limit.reason})`);
+  return limit.kind !== "none";
+}
 
 let tree: EscapeTree;
 let tool: RunCommandTool;
@@ -217,6 +232,56 @@ describe("runaway commands are killed with their whole tree", () => {
     );
     expect(processesWith(marker)).toEqual([]);
     expectNothingLeakedOrChanged(output);
+  });
+
+  // Where this machine bounds a command's processes (a pids cgroup as root, RLIMIT_NPROC in the
+  // sandbox's user namespace otherwise), a real fork bomb is contained, not only killed.
+  const bounded = () => new Sandbox(tree.scope, { bwrapPath, cwd: tree.ws, maxProcesses: BOMB_BOUND });
+  test.runIf(BOUND_HERE)("a_real_fork_bomb_stays_under_the_process_bound_is_killed_and_true_still_runs", async () => {
+    const sandbox = bounded();
+    const bombTool = runCommandTool(sandbox);
+    // Counted from outside: every process whose command line carries the marker (the sandbox's
+    // bash and its copies, and bwrap itself, which is outside the bound).
+    const watch = (marker: string, stop: AbortController) => {
+      let most = 0;
+      const timer = setInterval(() => {
+        const now = processesWith(marker).length;
+        most = Math.max(most, now);
+        // The test's own safety net: a bound that does not hold is stopped at once.
+        if (now > 4 * BOMB_BOUND) stop.abort();
+      }, 10);
+      return { most: () => most, stop: () => clearInterval(timer) };
+    };
+    const attempt = async (command: string, marker: string) => {
+      const stop = new AbortController();
+      const seen = watch(marker, stop);
+      try {
+        const output = String(await bombTool.execute({ command, timeout_ms: 2000 }, { signal: stop.signal }));
+        return { output, most: seen.most(), safetyNet: stop.signal.aborted };
+      } finally {
+        seen.stop();
+      }
+    };
+    // First a bomb that stops by itself at 2,000 copies: the bound must hold before a real one runs.
+    const first = `bounded-${randomUUID()}`;
+    const proof = await attempt(
+      `: ${first}; bomb() { [ "$(ls /proc | grep -c '^[0-9]')" -lt 2000 ] || return; bomb | bomb & }; bomb; sleep 600`,
+      first,
+    );
+    expect(proof.safetyNet).toBe(false);
+    expect(proof.most).toBeLessThanOrEqual(BOMB_BOUND + 1);
+    expect(processesWith(first)).toEqual([]);
+
+    const marker = `bomb-${randomUUID()}`;
+    const real = await attempt(`: ${marker}; :(){ :|:& };:; sleep 600`, marker);
+    expect(real.safetyNet).toBe(false);
+    expect(real.most).toBeLessThanOrEqual(BOMB_BOUND + 1);
+    expect(real.output.split("\n")[0]).toBe(
+      "killed: still running after 2000 ms (its timeout); the command and every process it started were stopped",
+    );
+    expect(processesWith(marker)).toEqual([]);
+    expect(String(await bombTool.execute({ command: "true" }))).toMatch(/^exit code: 0\n/);
+    expectNothingLeakedOrChanged(real.output);
   });
 
   test("a_process_that_ignores_sigterm_and_leaves_the_session_is_killed_and_nothing_is_left_running", async () => {

@@ -7,6 +7,14 @@ export {
   type SandboxAvailability,
 } from "./availability.ts";
 export type { MountOp } from "./mount-plan.ts";
+export {
+  DEFAULT_MAX_PROCESSES,
+  detectProcessLimit,
+  PROCESS_LIMIT_HINT,
+  type ProcessLimit,
+  type ProcessLimitProbe,
+  processLimitWarning,
+} from "./process-limit.ts";
 export type { CapturedOutput } from "./output-capture.ts";
 export {
   DEFAULT_COMMAND_OUTPUT_BYTES,

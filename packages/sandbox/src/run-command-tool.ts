@@ -58,6 +58,9 @@ export function runCommandTool(sandbox: Sandbox, options: RunCommandToolOptions 
         ? "The network is reachable."
         : "There is no network (not even services on the machine's localhost).",
       `Each command is killed with every process it started after timeout_ms (default ${defaultTimeoutMs}, at most ${maxTimeoutMs}).`,
+      ...(sandbox.processLimit().kind === "none"
+        ? []
+        : [`A command can run at most ${sandbox.maxProcesses} processes and threads at once; more fail to start.`]),
       `Output past ${maxOutputBytes} bytes per stream is cut in the middle with a note; filter long output (grep, head, tail).`,
     ].join(" "),
     inputSchema: {

@@ -1,11 +1,17 @@
 import { hasBrand, InsomniaError, type InsomniaErrorOptions } from "@insomnia/errors";
 
 /**
- * Why the sandbox cannot run commands here (`SANDBOX_UNAVAILABLE`), why a run_command call was
- * refused (`INVALID_INPUT`) or stopped (`ABORTED`), or why the tool could not be set up
- * (`INVALID_OPTIONS`).
+ * Why the sandbox cannot run commands here (`SANDBOX_UNAVAILABLE`), why it runs them without a
+ * bound on their number of processes (`PROCESS_LIMIT_UNAVAILABLE`, a warning), why a
+ * run_command call was refused (`INVALID_INPUT`) or stopped (`ABORTED`), or why the tool could
+ * not be set up (`INVALID_OPTIONS`).
  */
-export type SandboxErrorCode = "SANDBOX_UNAVAILABLE" | "INVALID_INPUT" | "ABORTED" | "INVALID_OPTIONS";
+export type SandboxErrorCode =
+  | "SANDBOX_UNAVAILABLE"
+  | "PROCESS_LIMIT_UNAVAILABLE"
+  | "INVALID_INPUT"
+  | "ABORTED"
+  | "INVALID_OPTIONS";
 
 /** Options of a {@link SandboxError} beyond its code and detail. */
 export interface SandboxErrorOptions extends InsomniaErrorOptions {

@@ -4,6 +4,7 @@ import type { Scope } from "@insomnia/scope";
 import { bwrapArgs, emptyFdCount } from "./bwrap-args.ts";
 import { effectiveScope, type MountOp, planMounts, type SystemView } from "./mount-plan.ts";
 import { type CapturedOutput, OutputCapture } from "./output-capture.ts";
+import { CommandCgroup, DEFAULT_MAX_PROCESSES, type ProcessLimit, processLimitFor } from "./process-limit.ts";
 import { SandboxError } from "./sandbox-error.ts";
 import { systemEntries, unreadableSystemEntries } from "./system-paths.ts";
 
@@ -20,6 +21,10 @@ export interface SandboxOptions {
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /** Directory commands start in and their `HOME` (default the scope's base, the pod's pwd). */
   readonly cwd?: string | undefined;
+  /** Processes (threads included) one command may run at once (default {@link DEFAULT_MAX_PROCESSES}). */
+  readonly maxProcesses?: number | undefined;
+  /** How that is enforced (default: what `detectSandbox` found for this bwrap, looked at once per process). */
+  readonly processLimit?: ProcessLimit | undefined;
 }
 
 /** Options of one {@link Sandbox.run}. */
@@ -47,7 +52,8 @@ export interface CommandResult {
  * the scope's targets as it grants them (non-recursive rules to their direct children only,
  * `.git` read-only inside writable targets, denied paths hidden), nothing else of the file
  * system, a private `/tmp`, new PID/IPC/network namespaces, no capabilities, and only
- * `PATH`, `LANG` and `HOME` in the environment.
+ * `PATH`, `LANG` and `HOME` in the environment. Each command may run at most `maxProcesses`
+ * processes at once (see {@link ProcessLimit}), so a fork bomb cannot fill the machine.
  */
 export class Sandbox {
   /** The directory commands start in, also their `HOME`. */
@@ -57,6 +63,8 @@ export class Sandbox {
   readonly #bwrapPath: string;
   readonly #env: Readonly<Record<string, string>>;
   readonly #scope: Scope;
+  readonly #maxProcesses: number;
+  #processLimit: ProcessLimit | undefined;
   // Looked at on the first command, not when the pod starts (walking /etc takes tens of ms).
   #view: { system: SystemView; effective: Scope } | undefined;
 
@@ -74,6 +82,23 @@ export class Sandbox {
       HOME: this.cwd,
     });
     this.#scope = scope;
+    const max = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+    if (!Number.isSafeInteger(max) || max < 1) {
+      throw new SandboxError("INVALID_OPTIONS", `maxProcesses must be a positive whole number, got ${String(max)}`);
+    }
+    this.#maxProcesses = max;
+    this.#processLimit = options.processLimit;
+  }
+
+  /** Processes (threads included) one command may run at once. */
+  get maxProcesses(): number {
+    return this.#maxProcesses;
+  }
+
+  /** How the number of a command's processes is bounded here (`none` says why it is not). */
+  processLimit(): ProcessLimit {
+    this.#processLimit ??= processLimitFor(this.#bwrapPath);
+    return this.#processLimit;
   }
 
   /** The mounts a command started now gets (the disk is looked at again for each command). */
@@ -92,7 +117,8 @@ export class Sandbox {
 
   /** The full bwrap command line for `bash -c command` as the disk is now: program, then arguments. */
   commandLine(command: string): string[] {
-    return [this.#bwrapPath, ...this.#args(this.mounts(), command)];
+    const limit = this.processLimit();
+    return [this.#bwrapPath, ...this.#args(this.mounts(), command, limit, limit.kind === "cgroup" ? 4 : undefined)];
   }
 
   /**
@@ -103,15 +129,43 @@ export class Sandbox {
     const { signal } = options;
     if (signal?.aborted === true) return Promise.reject(aborted(signal));
     const mounts = this.mounts();
+    const limit = this.processLimit();
+    let cgroup: CommandCgroup | undefined;
+    if (limit.kind === "cgroup") {
+      try {
+        cgroup = CommandCgroup.create(limit.parent, this.#maxProcesses);
+      } catch (error) {
+        // Never a command without the bound this machine was found to have.
+        return Promise.reject(
+          new SandboxError(
+            "SANDBOX_UNAVAILABLE",
+            `the pids cgroup that bounds the command's processes could not be made in ${limit.parent}: ${(error as Error).message}`,
+            { cause: error },
+          ),
+        );
+      }
+    }
+    // With a cgroup, the sandbox waits on descriptor 4 until its first process has joined it.
+    const blockFd = cgroup === undefined ? undefined : 4;
     const empties = emptyFdCount(mounts);
     const emptyFd = empties > 0 ? openSync("/dev/null", "r") : undefined;
     return new Promise<CommandResult>((resolve, reject) => {
       let child: ReturnType<typeof spawn>;
       try {
-        child = spawn(this.#bwrapPath, this.#args(mounts, command), {
-          stdio: ["ignore", "pipe", "pipe", "pipe", ...new Array<number>(empties).fill(emptyFd ?? -1)],
+        child = spawn(this.#bwrapPath, this.#args(mounts, command, limit, blockFd), {
+          stdio: [
+            "ignore",
+            "pipe",
+            "pipe",
+            "pipe",
+            ...(blockFd === undefined ? [] : ["pipe" as const]),
+            ...new Array<number>(empties).fill(emptyFd ?? -1),
+          ],
           env: { PATH: this.#env["PATH"] ?? DEFAULT_PATH },
         });
+      } catch (error) {
+        void cgroup?.remove();
+        throw error;
       } finally {
         if (emptyFd !== undefined) closeSync(emptyFd);
       }
@@ -131,13 +185,24 @@ export class Sandbox {
         const match = /"child-pid"\s*:\s*(\d+)/.exec(info);
         if (match !== null && sandboxPid === undefined) {
           sandboxPid = Number(match[1]);
+          if (cgroup !== undefined && !killed) {
+            try {
+              cgroup.join(sandboxPid);
+              (child.stdio[blockFd!] as NodeJS.WritableStream).end("x");
+            } catch (error) {
+              limitError = error as Error;
+              kill();
+            }
+          }
           if (killed) kill();
         }
       });
       infoStream.on("error", () => undefined);
+      if (blockFd !== undefined) (child.stdio[blockFd] as NodeJS.WritableStream).on("error", () => undefined);
 
       let exited = false;
       let killed = false;
+      let limitError: Error | undefined;
       let timedOut = false;
       const kill = (): void => {
         killed = true;
@@ -165,6 +230,7 @@ export class Sandbox {
       child.on("error", (error) => {
         exited = true;
         done();
+        void cgroup?.remove();
         reject(
           new SandboxError(
             "SANDBOX_UNAVAILABLE",
@@ -178,6 +244,18 @@ export class Sandbox {
       child.on("close", (code) => {
         exited = true;
         done();
+        // Not waited for: the kernel may take a moment to free the last processes.
+        void cgroup?.remove();
+        if (limitError !== undefined) {
+          reject(
+            new SandboxError(
+              "SANDBOX_UNAVAILABLE",
+              `the command was not run: its sandbox could not join the pids cgroup that bounds its processes (${limitError.message})`,
+              { cause: limitError },
+            ),
+          );
+          return;
+        }
         if (signal?.aborted === true && !timedOut) {
           reject(aborted(signal));
           return;
@@ -192,15 +270,29 @@ export class Sandbox {
     });
   }
 
-  #args(mounts: readonly MountOp[], command: string): string[] {
-    return bwrapArgs(mounts, ["bash", "-c", command], {
+  #args(mounts: readonly MountOp[], command: string, limit: ProcessLimit, blockFd?: number): string[] {
+    return bwrapArgs(mounts, commandArgv(command, limit, this.#maxProcesses), {
       network: this.network,
       env: this.#env,
       cwd: this.cwd,
       infoFd: 3,
-      firstEmptyFd: 4,
+      blockFd,
+      firstEmptyFd: blockFd === undefined ? 4 : blockFd + 1,
     });
   }
+}
+
+/**
+ * `bash -c command`; with the `rlimit` bound, first a bash that lowers RLIMIT_NPROC (soft and
+ * hard, so it cannot be raised again) inside the sandbox's user namespace, where it counts only
+ * that namespace's processes, then runs exactly `bash -c command`. A hard limit already below
+ * `max` cannot be raised to it and is a tighter bound already; only an unlimited one that could
+ * not be lowered stops the command.
+ */
+function commandArgv(command: string, limit: ProcessLimit, max: number): string[] {
+  if (limit.kind !== "rlimit") return ["bash", "-c", command];
+  const bound = `{ ulimit -u ${max} 2>/dev/null || [ "$(ulimit -H -u)" != unlimited ]; }`;
+  return ["bash", "-c", `${bound} && exec bash -c "$1"`, "bash", command];
 }
 
 function aborted(signal: AbortSignal): SandboxError {

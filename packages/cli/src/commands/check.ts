@@ -26,6 +26,7 @@ import type { Problem } from "../problem.ts";
 import { probeMcpServers } from "../mcp-tools.ts";
 import type { ProbedMcpServers } from "../mcp-tools.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
+import { compactionProblems } from "../compaction-check.ts";
 
 /** `pod check`: loads the manifest and parses the instruction with every include; reports every problem. */
 export async function runCheck(options: CheckOptions, io: CliIo): Promise<number> {
@@ -49,6 +50,8 @@ export async function runCheck(options: CheckOptions, io: CliIo): Promise<number
       if (unknownKind !== undefined) problems.push(classifyCliError(unknownKind));
       problems.push(...missingScopeTargets(manifest, origins));
       await checkSandbox(manifest, origins, io, problems);
+      // With a provider pod run would refuse, its window does not matter yet.
+      if (unknownKind === undefined) problems.push(...(await compactionProblems(manifest, origins, { ...io.env })));
       const checked = await checkInstruction(manifest, io, problems);
       if (checked !== undefined) {
         const { sources, skills } = checked;
@@ -167,18 +170,21 @@ function workspaceTrust(workspace: LoadedWorkspace, widenings: readonly Manifest
 
 /**
  * When `worker.tools` names run_command: whether its sandbox works here; if not, a warning
- * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed).
+ * at `worker.tools` saying why and what to do (the pod runs without the tool, never unsandboxed);
+ * likewise when it works but cannot bound the number of a command's processes.
  */
 async function checkSandbox(manifest: PodManifest, origins: ManifestOrigins, io: CliIo, problems: Problem[]) {
   if (!manifest.worker.tools.includes("run_command")) return;
   const { detectSandbox } = await import("@insomnia/sandbox");
   const found = await detectSandbox({ env: io.env });
-  if (found.available) return;
+  // Sandboxed but without a bound on a command's processes is a warning too, never a silent gap.
+  const error = found.available ? found.warning : found.error;
+  if (error === undefined) return;
   const at = origins["worker.tools"];
   problems.push({
     ...(at === undefined ? {} : { file: at.file, line: at.line, column: at.column }),
-    code: found.error.code,
-    message: found.error.detail,
+    code: error.code,
+    message: error.detail,
     severity: "warning",
   });
 }

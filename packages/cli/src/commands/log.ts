@@ -1,6 +1,6 @@
 import { loadManifest } from "@insomnia/manifest";
 import type { PodManifest } from "@insomnia/manifest";
-import type { LedgerCall, LedgerSegment, SegmentRecord, UsageTotals } from "@insomnia/pod";
+import type { CompactionMark, LedgerCall, LedgerSegment, SegmentRecord, UsageTotals } from "@insomnia/pod";
 import type { Message } from "@insomnia/worker";
 import type { LogOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
@@ -20,6 +20,17 @@ interface SegmentView {
   previousSegment?: string;
   summary?: string;
   messages: Message[];
+  /** The compactions of this segment: each summary call (applied or not), where it was logged. */
+  compactions: CompactionView[];
+}
+
+/** A compaction's summary call as the log shows it. */
+interface CompactionView extends CompactionMark {
+  /** Its position among the segment's records after segment_start (0-based). */
+  index: number;
+  /** The segment the conversation continued in, when the summary was applied. */
+  continuedIn?: string;
+  message: Message;
 }
 
 /** One user message and everything the model and tools answered to it. */
@@ -119,10 +130,22 @@ async function printLog(
       createdAt: start.createdAt,
       ...(start.previousSegment === undefined ? {} : { previousSegment: start.previousSegment }),
       ...(start.summary === undefined ? {} : { summary: start.summary }),
-      messages: records.slice(1).flatMap((r: SegmentRecord) => (r.type === "message" ? [r.message as Message] : [])),
+      messages: records
+        .slice(1)
+        .flatMap((r: SegmentRecord) => (r.type === "message" && markOf(r) === undefined ? [r.message as Message] : [])),
+      compactions: records.slice(1).flatMap((r: SegmentRecord, index) => {
+        const mark = markOf(r);
+        return mark === undefined || r.type !== "message" ? [] : [{ ...mark, index, message: r.message as Message }];
+      }),
     });
     id = start.previousSegment;
     if (id !== undefined && !(await store.listSegments()).includes(id)) break;
+  }
+  // An applied compaction's conversation goes on in the segment that names this one as its previous.
+  for (const [i, segment] of segments.entries()) {
+    const applied = segment.compactions.findLast((c) => c.outcome === "applied");
+    const next = segments[i + 1];
+    if (applied !== undefined && next !== undefined) applied.continuedIn = next.id;
   }
   const { conversationLedger, usageTotals, PRICE_TABLE_DATE } = await import("@insomnia/pod");
   const calls = conversationLedger(logged, { model: manifest.provider?.model, pricing: manifest.provider?.pricing });
@@ -133,7 +156,13 @@ async function printLog(
     const data = {
       store: location,
       conversation: segments[0]?.id ?? latest,
-      segments,
+      segments: segments.map((segment) => ({
+        ...segment,
+        compactions: segment.compactions.map(({ message, ...compaction }) => {
+          const call = callOf.get(message);
+          return { ...compaction, summary: message.content, ...(call === undefined ? {} : { call: callJson(call) }) };
+        }),
+      })),
       turns: turns.map((turn) => ({ ...turn, usage: totalsJson(turn.usage) })),
       calls: calls.map(callJson),
       usage: totalsJson(total),
@@ -160,14 +189,52 @@ async function printLog(
         if (call !== undefined) lines.push(`  ${out.yellow(callLine(call))}`);
       }
       // A message that got no answer (a provider error, Ctrl-C) made no model call to count.
-      lines.push(
-        `  ${out.yellow(turn.usage.calls === 0 ? "no answer yet (pod resume retries it)" : `usage: ${usageLine(turn.usage)}`)}`,
-      );
+      // A message whose turn was compacted before its answer goes on in the next segment (kept there).
+      const continued = segment.compactions.find((c) => c.outcome === "applied")?.continuedIn;
+      const unanswered =
+        continued === undefined
+          ? "no answer yet (pod resume retries it)"
+          : `answered after the compaction, in segment ${continued}`;
+      lines.push(`  ${out.yellow(turn.usage.calls === 0 ? unanswered : `usage: ${usageLine(turn.usage)}`)}`);
+    }
+    for (const compaction of segment.compactions) {
+      const call = callOf.get(compaction.message);
+      lines.push(out.bold(`  ${compactionText(compaction)}`));
+      if (call !== undefined) {
+        lines.push(`  ${out.yellow(callLine(call))}`);
+        lines.push(`  ${out.yellow(`summary call usage: ${usageLine(usageTotals([call]))}`)}`);
+      }
     }
   }
   lines.push(out.bold(`total: ${usageLine(total)}`));
   io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
+}
+
+/** The compaction mark of a segment record, when it is a compaction's summary call. */
+function markOf(record: SegmentRecord): CompactionMark | undefined {
+  const mark = (record as { compaction?: unknown }).compaction;
+  return typeof mark === "object" && mark !== null ? (mark as CompactionMark) : undefined;
+}
+
+const REASONS: Readonly<Record<string, string>> = {
+  threshold: "the last call reached worker.compact_at of the context window",
+  overflow: "the provider said the prompt was too long",
+  manual: "pod compact",
+};
+
+function compactionText(compaction: CompactionView): string {
+  const why = REASONS[compaction.reason] ?? compaction.reason;
+  const size =
+    compaction.estimatedTokens === undefined
+      ? ""
+      : `, new segment about ${compaction.estimatedTokens} tokens${compaction.thresholdTokens === undefined ? "" : ` (threshold ${compaction.thresholdTokens})`}`;
+  const outcome =
+    compaction.outcome === "applied"
+      ? `applied${compaction.continuedIn === undefined ? "" : `, continues in segment ${compaction.continuedIn}`}`
+      : `${compaction.outcome}, not applied`;
+  const leftOut = compaction.toolOutputsLeftOut === true ? ", oldest tool outputs left out of the request" : "";
+  return `compaction (${why}): ${outcome}${size}${leftOut}`;
 }
 
 function indent(text: string, prefix: string): string {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
@@ -245,9 +246,9 @@ describe("MCP servers in pod run, prompt and check", () => {
   );
 
   /** Starts `pod run` against a provider that never answers; resolves once the request arrived. */
-  async function runningPod(pids: string) {
+  async function runningPod(pids: string, serverEnv: Record<string, string> = {}) {
     const server = await serve([{ hang: true }]);
-    const env = await workspace(server, stdioServer("fx", pids, ["enabled_tools: [zeta]"]));
+    const env = await workspace(server, stdioServer("fx", pids, ["enabled_tools: [zeta]"], serverEnv));
     const child = spawn(process.execPath, [BIN, "run", "hi"], {
       cwd: box.ws,
       env: { PATH: process.env.PATH ?? "", ...env },
@@ -269,18 +270,31 @@ describe("MCP servers in pod run, prompt and check", () => {
     expect(await survivors(pidsIn(pids))).toEqual([]);
   });
 
-  test("a_killed_pod_does_not_leave_its_server_running", async () => {
+  test("sigterm_stops_the_turn_and_the_servers_gracefully_with_their_children", async () => {
+    const pids = pidFile();
+    const terms = join(box.home, "terms");
+    const running = await runningPod(pids, { TERM_FILE: terms });
+    expect(pidsIn(pids)).toHaveLength(2);
+    running.child.kill("SIGTERM");
+    expect(await running.exited).toBe(143);
+    // Checked from outside: the server and the `sleep` it started are gone.
+    expect(await survivors(pidsIn(pids))).toEqual([]);
+    // Asked to stop (SIGTERM to its group), not killed outright.
+    expect(readFileSync(terms, "utf8")).toBe("SIGTERM\n");
+  });
+
+  test("a_killed_pod_does_not_leave_its_server_or_the_servers_children_running", async () => {
     const pids = pidFile();
     const running = await runningPod(pids);
-    const [serverPid, childPid] = pidsIn(pids);
+    const started = pidsIn(pids);
+    expect(started).toHaveLength(2);
     running.child.kill("SIGKILL");
     await running.exited;
     try {
-      // The kernel ends the server with pod (setpriv --pdeathsig); what the server itself started
-      // is its own business once pod is gone without a word (it loses its stdin).
-      expect(await survivors([serverPid!])).toEqual([]);
+      // No code of pod runs after SIGKILL: the watchdog kills the server's process group.
+      expect(await survivors(started, 10_000)).toEqual([]);
     } finally {
-      for (const pid of await survivors([childPid!], 0)) process.kill(pid, "SIGKILL");
+      for (const pid of await survivors(started, 0)) process.kill(pid, "SIGKILL");
     }
   });
 });

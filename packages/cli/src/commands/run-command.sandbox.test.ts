@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -6,7 +6,7 @@ import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { processesWith } from "../../../sandbox/src/__fixtures__/escape-tree.ts";
-import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
 
 // The escape suite through `pod run`: the fake provider asks for run_command calls, the real
 // bin runs them in bubblewrap, and everything is checked from outside the sandbox.
@@ -145,5 +145,35 @@ describe("run_command through pod run", () => {
     expect(run.code).toBe(0);
     // The command's request reached the provider: it is recorded between the two model calls.
     expect(server.requests).toHaveLength(3);
+  });
+});
+
+// Root without a pids cgroup (a container with a read-only cgroup file system is the common
+// case): made here with a private mount namespace whose /sys/fs/cgroup is an empty tmpfs.
+const CAN_HIDE_CGROUPS =
+  process.geteuid?.() === 0 &&
+  (() => {
+    try {
+      execFileSync("unshare", ["-m", "sh", "-c", "mount -t tmpfs none /sys/fs/cgroup"], { stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+describe("run_command where a command's processes cannot be bounded", () => {
+  test.runIf(CAN_HIDE_CGROUPS)("pod_check_warns_process_limit_unavailable_and_still_exits_0", async () => {
+    await box.write(".insomnia/pod.yaml", "worker:\n  tools: [read_file, run_command]\n");
+    expect((await runPod(["trust"], { cwd: box.ws, env: box.env })).code).toBe(0);
+    const check = spawnSync(
+      "unshare",
+      ["-m", "sh", "-c", 'mount -t tmpfs none /sys/fs/cgroup && exec "$@"', "sh", process.execPath, BIN, "check"],
+      { cwd: box.ws, env: { PATH: process.env.PATH ?? "", ...box.env }, encoding: "utf8" },
+    );
+    expect(check.status).toBe(0);
+    const stderr = check.stderr;
+    expect(stderr).toMatch(
+      /^\.insomnia\/pod\.yaml:2:10: warning: PROCESS_LIMIT_UNAVAILABLE: run_command's processes are not bounded here: pod runs as root \(which RLIMIT_NPROC does not limit\) and no pids cgroup can be made .*a fork bomb can fill the machine's process table until then \(run pod as a user other than root, or as root where a pids cgroup can be made/,
+    );
   });
 });

@@ -3,8 +3,11 @@ import { checkWorkspaceTrust, loadManifest } from "@insomnia/manifest";
 import type { Clock, Notifier, Pod } from "@insomnia/pod";
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { ImagePart, TurnResult, UserInput } from "@insomnia/worker";
-import type { ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
+import type { AssistantMessage, ImagePart, TurnResult, UserInput } from "@insomnia/worker";
+import type { CompactionReport } from "@insomnia/pod";
+import { compactionLine } from "../compaction-line.ts";
+import { totalsJson } from "../ledger-view.ts";
+import type { CompactOptions, ResumeOptions, RunOptions, StoreOptions } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import type { CliIo } from "../io.ts";
 import { liveOutput } from "../live-output.ts";
@@ -20,9 +23,14 @@ import { podToolFactories } from "../pod-tool-factories.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
 import { hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
+import { conversationRoot } from "../trace-conversation.ts";
+import type { Tracing } from "../tracing.ts";
+import { FORCED_EXIT_FLUSH_MS, flushTracing, providerServer, startTracing } from "../tracing.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
+/** Exit status after SIGTERM stopped a turn (128 + SIGTERM). */
+const EXIT_TERMINATED = 143;
 
 /** `pod run`: sends one user message to the manifest's model, continuing the latest conversation unless `--new`. */
 export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
@@ -31,13 +39,31 @@ export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
   const images = await readImages(options.images ?? [], io.cwd);
   const text = await readInput(options.input, io);
   const input: UserInput | string = images.length === 0 ? text : { text, images };
-  return session(options, io, { input, fresh: options.new, reasoning: options.reasoning === true });
+  return traced(io, (tracing) =>
+    session(options, io, { input, fresh: options.new, reasoning: options.reasoning === true, tracing }),
+  );
 }
 
 /** `pod resume`: continues an interrupted turn of the latest conversation. */
 export async function runResume(options: ResumeOptions, io: CliIo): Promise<number> {
   preload();
-  return session(options, io, { reasoning: options.reasoning === true });
+  return traced(io, (tracing) => session(options, io, { reasoning: options.reasoning === true, tracing }));
+}
+
+/** Runs a command with spans exported when an OTLP endpoint is configured, flushed before it returns or throws. */
+async function traced(io: CliIo, command: (tracing: Tracing | undefined) => Promise<number>): Promise<number> {
+  const tracing = await startTracing(io.env, (warning) => writeWarning(io, styleFor(io.stderr, io.env), warning));
+  try {
+    return await command(tracing);
+  } finally {
+    await flushTracing(tracing);
+  }
+}
+
+/** `pod compact`: compacts the latest conversation now, the way a long one is compacted on its own. */
+export async function runCompact(options: CompactOptions, io: CliIo): Promise<number> {
+  preload();
+  return traced(io, (tracing) => session(options, io, { reasoning: false, compact: { json: options.json }, tracing }));
 }
 
 /** Reads and checks each `--image FILE` (png, jpeg, gif, webp by their bytes; at most 5 MiB). */
@@ -98,21 +124,46 @@ async function readInput(words: readonly string[], io: CliIo): Promise<string> {
   return text.replace(/\r?\n$/, "");
 }
 
-/** The first Ctrl-C stops the turn (what was logged stays); a second one ends the process. */
-function interruption(io: CliIo): { signal: AbortSignal; stop(): void } {
-  if (io.signal !== undefined) return { signal: io.signal, stop() {} };
+/**
+ * The first Ctrl-C (SIGINT) or SIGTERM stops the turn (what was logged stays, MCP servers are
+ * stopped in order); a second one ends the process, after sending the spans that ended (for a
+ * moment at most). `exitStatus` is 128 + the signal's number.
+ */
+function interruption(
+  io: CliIo,
+  tracing: Tracing | undefined,
+): { signal: AbortSignal; exitStatus: number; stop(): void } {
+  if (io.signal !== undefined) return { signal: io.signal, exitStatus: EXIT_INTERRUPTED, stop() {} };
   const controller = new AbortController();
-  const onSigint = (): void => {
-    if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED);
+  const state = { signal: controller.signal, exitStatus: EXIT_INTERRUPTED, stop: () => {} };
+  const on = (status: number) => (): void => {
+    if (controller.signal.aborted) {
+      void flushTracing(tracing, FORCED_EXIT_FLUSH_MS).finally(() => process.exit(status));
+      return;
+    }
+    state.exitStatus = status;
     controller.abort();
   };
+  const onSigint = on(EXIT_INTERRUPTED);
+  const onSigterm = on(EXIT_TERMINATED);
   process.on("SIGINT", onSigint);
-  return { signal: controller.signal, stop: () => process.off("SIGINT", onSigint) };
+  process.on("SIGTERM", onSigterm);
+  state.stop = () => {
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
+  };
+  return state;
 }
 
 type SessionOptions = StoreOptions & { now?: Date };
 /** A `pod run` turn (`input` set) or a `pod resume` (no input). */
-type Turn = { input?: string | UserInput; fresh?: boolean; reasoning: boolean };
+type Turn = {
+  input?: string | UserInput;
+  fresh?: boolean;
+  reasoning: boolean;
+  compact?: { json: boolean };
+  tracing?: Tracing | undefined;
+};
 
 async function session(options: SessionOptions, io: CliIo, turn: Turn): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
@@ -150,26 +201,29 @@ interface Conversation extends PodStore {
 /** One turn (or a resume) of the pod whose log is in `store`. */
 async function converse({ store, location, choice, key, manifest, options, turn, io }: Conversation): Promise<number> {
   const style = styleFor(io.stderr, io.env);
-  const resuming = turn.input === undefined;
+  const resuming = turn.input === undefined && turn.compact === undefined;
   const latest =
     turn.fresh === true
       ? undefined
       : options.conversation !== undefined
         ? (await findConversation(store, options.conversation, location, (w) => writeWarning(io, style, w))).head
         : await store.latestSegment();
-  if (resuming && latest === undefined) {
+  if ((resuming || turn.compact !== undefined) && latest === undefined) {
     throw new CliError(
       "NO_CONVERSATION",
-      `no conversation to resume in ${location}; start one with pod run <message>`,
+      `no conversation to ${resuming ? "resume" : "compact"} in ${location}; start one with pod run <message>`,
       {
         file: location,
       },
     );
   }
 
+  // Spans name the conversation as pod log does (its first segment); only looked up when they are exported.
+  const conversationId =
+    turn.tracing === undefined || latest === undefined ? undefined : await conversationRoot(store, latest);
   const [
     { aiSdkClient, AiSdkError, DEFAULT_MAX_RETRIES },
-    { Worker, WorkerError },
+    { Worker, WorkerError, contentCaptureFromEnv },
     { Pod, SUMMARY_PREFIX, callCost, priceOf, usageTotals },
     { PromptLoader },
     model,
@@ -180,7 +234,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     import("@insomnia/prompt-loader"),
     languageModel(choice, key, io.env),
   ]);
-  const interrupt = interruption(io);
+  const interrupt = interruption(io, turn.tracing);
   let pod: Pod | undefined;
   let mcp: RunMcpTools | undefined;
   try {
@@ -195,7 +249,19 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       cacheKey: () => (pod?.segmentId === undefined ? undefined : promptCacheKey(manifest, pod.segmentId)),
       onWarning: (warning) => writeWarning(io, style, { code: "PROVIDER_WARNING", message: warning.message }),
     });
-    const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });
+    const worker = new Worker({
+      client,
+      maxIterations: manifest.worker.max_turns,
+      telemetry: {
+        providerName: choice.kind,
+        requestModel: choice.model,
+        ...providerServer(choice.kind, choice.baseURL),
+        agentName: manifest.pod.name,
+        // A new conversation's id is its first segment, created when the first turn starts.
+        conversationId: () => conversationId ?? pod?.segmentId,
+        captureMessageContent: contentCaptureFromEnv(io.env),
+      },
+    });
     mcp = registerMcpTools(worker, {
       manifest,
       env: io.env,
@@ -207,6 +273,19 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     const tools = podToolFactories(manifest, { env: io.env, warn: (warning) => writeWarning(io, style, warning) });
     const clock: Clock | undefined = options.now === undefined ? undefined : { now: () => new Date(options.now!) };
     const env = { ...io.env };
+    // Every summary call counts in this run's usage line, applied or not.
+    const compactions: CompactionReport[] = [];
+    let clearStatus = (): void => undefined;
+    const onCompaction = (report: CompactionReport): void => {
+      compactions.push(report);
+      if (report.outcome !== "applied" || turn.compact !== undefined) return;
+      clearStatus();
+      io.stderr.write(
+        `pod: ${compactionLine(report, usageTotals([{ usage: report.usage, costUsd: callCost(report.usage, price()) }]))}\n`,
+      );
+    };
+    const price = () => priceOf(manifest.provider?.model, manifest.provider?.pricing);
+    const summaryCalls = () => compactions.map((c) => ({ usage: c.usage, costUsd: callCost(c.usage, price()) }));
     pod =
       latest === undefined
         ? await Pod.fromManifest(manifest, {
@@ -214,6 +293,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
             store,
             notifier,
             env,
+            onCompaction,
             tools,
             ...(clock === undefined ? {} : { clock }),
           })
@@ -221,11 +301,22 @@ async function converse({ store, location, choice, key, manifest, options, turn,
             loader: PromptLoader.forPod({ cwd: manifest.pod.pwd, env }),
             notifier,
             provider: manifest.provider,
+            env,
+            onCompaction,
             onSegmentStart: (start) => frozenMcp.freezeFrom(start),
             tools,
             manifest,
             ...(clock === undefined ? {} : { clock }),
           });
+    if (turn.compact !== undefined) {
+      const report = await pod.compact();
+      io.stdout.write(
+        turn.compact.json
+          ? `${JSON.stringify({ ...report, usage: totalsJson(usageTotals(summaryCalls())) }, null, 2)}\n`
+          : `${compactionLine(report, usageTotals([{ usage: report.usage, costUsd: callCost(report.usage, price()) }]))}\n`,
+      );
+      return 0;
+    }
     const history = worker.getHistory();
     const last = history.at(-1);
     // A compacted segment starts with its summary, a user message that is not waiting for an answer.
@@ -241,21 +332,24 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       reasoning: turn.reasoning,
       maxAttempts: DEFAULT_MAX_RETRIES + 1,
     });
+    // This turn's model calls (a compaction replaces the history, so they are collected as they come).
+    const turnCalls: AssistantMessage[] = [];
     worker.addMessageListener((message) => {
+      if (message.role === "assistant") turnCalls.push(message);
       const lines = activityLines(message, style);
       if (lines.length > 0) live.beforeStderr();
       for (const line of lines) io.stderr.write(line);
     });
 
+    clearStatus = () => live.beforeStderr();
     let result: TurnResult;
-    const historyBefore = history.length;
     // The model calls this turn made before it failed still cost tokens: say how many.
     const usageSoFar = (): void => {
       const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
-      const calls = worker
-        .getHistory()
-        .slice(historyBefore)
-        .flatMap((m) => (m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : []));
+      const calls = [
+        ...turnCalls.map((m) => ({ usage: m.usage, costUsd: callCost(m.usage, price) })),
+        ...summaryCalls(),
+      ];
       if (calls.length > 0) io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     };
     try {
@@ -268,7 +362,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
           `pod: interrupted: what was logged is kept${live.printed ? " (the answer so far, marked interrupted)" : ""}; pod resume continues, pod run <message> goes on after it\n`,
         );
         usageSoFar();
-        return EXIT_INTERRUPTED;
+        return interrupt.exitStatus;
       }
       const cause: unknown = WorkerError.is(error) ? error.cause : error;
       if (AiSdkError.is(cause)) {
@@ -295,10 +389,10 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       );
       return 0;
     }
-    const price = priceOf(manifest.provider?.model, manifest.provider?.pricing);
-    const calls = result.messages.flatMap((m) =>
-      m.role === "assistant" ? [{ usage: m.usage, costUsd: callCost(m.usage, price) }] : [],
-    );
+    const calls = [
+      ...turnCalls.map((m) => ({ usage: m.usage, costUsd: callCost(m.usage, price()) })),
+      ...summaryCalls(),
+    ];
     io.stderr.write(`pod: ${usageLine(usageTotals(calls))}\n`);
     return 0;
   } finally {

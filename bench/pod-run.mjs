@@ -251,6 +251,28 @@ const ANSWER = JSON.stringify({
   usage: { input_tokens: 1, output_tokens: 1 },
 });
 
+const sseEvent = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+/** The same answer as Anthropic streams it: `pod run` always streams (issue 29). */
+const STREAMED_ANSWER = [
+  sseEvent("message_start", {
+    type: "message_start",
+    message: { ...JSON.parse(ANSWER), content: [], stop_reason: null },
+  }),
+  sseEvent("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+  sseEvent("content_block_delta", {
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "text_delta", text: "hello" },
+  }),
+  sseEvent("content_block_stop", { type: "content_block_stop", index: 0 }),
+  sseEvent("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: { output_tokens: 1 },
+  }),
+  sseEvent("message_stop", { type: "message_stop" }),
+].join("");
+
 async function coldRun(log, dir) {
   const ws = join(dir, "cold");
   await mkdir(join(ws, ".insomnia"), { recursive: true });
@@ -258,8 +280,8 @@ async function coldRun(log, dir) {
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(ANSWER);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(STREAMED_ANSWER);
     });
   });
   server.on("connection", (socket) => socket.once("data", () => onFirstByte?.(performance.now())));
@@ -377,7 +399,7 @@ export default async function run(log) {
       notes: [
         `Prefix stability: one pod (builtin instruction, ${stability.systemBytes} B system prompt, 4 tools) talks to the local fake provider over the Anthropic Messages wire through \`aiSdkClient\` for ${TURNS} turns; every turn is user → tool call → tool result → answer (2 model calls), the pod is compacted after turn ${COMPACT_AFTER} and closed and restored from its file log (a new Worker and Pod) after turn ${RESTORE_AFTER}. Each request body is read in the order Anthropic's prefix cache reads it (tools, system, messages) and compared byte for byte with the previous one. The goal row divides the common prefix by the previous request's length (the cache that call wrote, which the next one reuses); the last context row divides it by the next request's own length, which also counts what the turn added, so it depends on the workload (here a tool result of about 150 B per turn), not on the adapter. The previous last message loses its \`cache_control\` breakpoint, which is where the common prefix ends: the few bytes short of 100%.`,
         "Adapter overhead: the same `LlmRequest` (a 6.8 KB system prompt, 3 messages, 4 tools) through `aiSdkClient(...).complete` against Node's `fetch` posting the exact bytes the adapter sent to the same local server and parsing the JSON answer; tinybench medians, 3 rounds in rotated order.",
-        "`pod run` cold: each sample a new `node packages/cli/dist/bin.cjs run --new hello` in a workspace whose manifest points `provider.base_url` at a local HTTP server in the bench process, timed from `spawn` to the server seeing the first byte of the request; `node -e 0` and the SDK import are timed from `spawn` to exit. 20 alternating samples, medians. The reference point is what loading the provider package alone costs (`@insomnia/ai-sdk` calls the model's `doGenerate` itself and never loads `ai`). The provider's requests go through Node's `fetch` (undici) behind the CLI's redirect-refusing wrapper (packages/cli/src/provider-fetch.ts). The bin runs the provider from its own vendor file (`dist/vendor/anthropic.cjs`, built from its ES modules) through the compile cache, which the warm-up run writes; HOME is a temp dir. The row is a figure with a loose goal (≤ 4x): `pod run` then waits seconds for a model, so its start-up is not what users wait for; `pod prompt` and `pod check` (section 5) keep ≤ 2.5x.",
+        "`pod run` cold: each sample a new `node packages/cli/dist/bin.cjs run --new hello` in a workspace whose manifest points `provider.base_url` at a local HTTP server in the bench process, timed from `spawn` to the server seeing the first byte of the request; `node -e 0` and the SDK import are timed from `spawn` to exit. 20 alternating samples, medians. The reference point is what loading the provider package alone costs; `pod run` also loads `ai` (its call streams through `streamText`, issue 29) from `dist/vendor/ai.cjs`, which measured +210 ms against the bin before that (side by side, load average 24 to 46). The provider's requests go through Node's `fetch` (undici) behind the CLI's redirect-refusing wrapper (packages/cli/src/provider-fetch.ts). The bin runs the provider from its own vendor file (`dist/vendor/anthropic.cjs`, built from its ES modules) through the compile cache, which the warm-up run writes; HOME is a temp dir. The row is a figure with a loose goal (≤ 4x): `pod run` then waits seconds for a model, so its start-up is not what users wait for; `pod prompt` and `pod check` (section 5) keep ≤ 2.5x.",
       ],
     });
   } finally {

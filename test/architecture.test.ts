@@ -27,7 +27,8 @@ const allowed: Record<string, readonly string[]> = {
   "segment-store": ["@insomnia/errors"],
   // The @types packages are there because the published .d.ts import pg and json-schema (types only).
   "segment-store-postgres": ["@insomnia/errors", "@insomnia/segment-store", "pg", "@types/pg"],
-  "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider", "@types/json-schema"],
+  // `ai` (the AI SDK's streamText) needs zod as its peer; zod is declared so consumers get it.
+  "ai-sdk": ["@insomnia/errors", "@insomnia/worker", "@ai-sdk/provider", "ai", "zod", "@types/json-schema"],
   skills: ["@insomnia/errors", "@insomnia/safe-read", "@insomnia/safe-yaml"],
   "fs-tools": ["@insomnia/errors", "@insomnia/safe-read", "@insomnia/scope", "@insomnia/worker"],
   mcp: ["@insomnia/errors", "@insomnia/worker", "@modelcontextprotocol/sdk"],

@@ -119,6 +119,8 @@ const VENDORS: readonly Vendor[] = [
     from: "../template",
     build: "require",
   },
+  // The AI SDK's streamText/generateText (with its zod): read only by `pod run`, like the providers.
+  { name: "ai", specifier: "ai", from: "../ai-sdk", build: "import" },
   { name: "anthropic", specifier: "@ai-sdk/anthropic", from: ".", build: "import" },
   { name: "openai", specifier: "@ai-sdk/openai", from: ".", build: "import" },
   { name: "openai-compatible", specifier: "@ai-sdk/openai-compatible", from: ".", build: "import" },

@@ -89,11 +89,9 @@ export function createPodService(options: PodServiceOptions): Server {
     const store = await PostgresSegmentStore.open({ pool: options.pool, podId: id });
     let pod: Pod | undefined;
     try {
-      const latest = await store.latestSegment();
-      pod =
-        latest === undefined
-          ? await Pod.fromManifest(manifest, { worker, store, loader, env: {} })
-          : await Pod.restore(store, latest, worker, { loader, manifest, env: {} }); // manifest: compaction settings
+      // Restore-or-start is decided under the pod's writer lock, held until close: another
+      // service process handling the same pod gets SEGMENT_LOCKED instead of forking it.
+      pod = await Pod.open(manifest, { worker, store, loader, env: {} });
       return await work(pod, worker);
     } finally {
       await pod?.close();

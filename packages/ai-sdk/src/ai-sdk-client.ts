@@ -1,14 +1,8 @@
 import { createHash } from "node:crypto";
-import type {
-  LanguageModelV2Usage,
-  LanguageModelV3,
-  LanguageModelV3CallOptions,
-  LanguageModelV3Content,
-  LanguageModelV3StreamPart,
-  LanguageModelV3Usage,
-} from "@ai-sdk/provider";
+import type { JSONValue, LanguageModelV3, LanguageModelV3FunctionTool } from "@ai-sdk/provider";
 import { APICallError } from "@ai-sdk/provider";
-import type { JSONValue, SharedV3ProviderMetadata } from "@ai-sdk/provider";
+import type { LanguageModelUsage, ModelMessage, SystemModelMessage, TextStreamPart, ToolSet } from "ai";
+import { jsonSchema, streamText } from "ai";
 import type {
   LlmCallOptions,
   LlmClient,
@@ -24,10 +18,13 @@ import type { AiSdkLanguageModel } from "./language-model.ts";
 import { resolveModel } from "./language-model.ts";
 import { cacheStyleOf, modelPrompt, modelTools, providerKind } from "./model-messages.ts";
 import type { CacheStyle } from "./model-messages.ts";
-import { anApi, StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
+import { StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
+import { completedParts, mergeMetadata, specUsage } from "./completed-answer.ts";
+import type { AnswerParts } from "./completed-answer.ts";
 import { logSdkWarnings, quietSdkWarnings } from "./quiet-warnings.ts";
+import { retryingModel } from "./retrying-model.ts";
 import type { RetryDelay } from "./retry.ts";
-import { AttemptsFailed, DEFAULT_MAX_RETRIES, isAbortError, timerDelay, withRetries } from "./retry.ts";
+import { AttemptsFailed, DEFAULT_MAX_RETRIES, isAbortError, timerDelay } from "./retry.ts";
 
 /** A warning the provider reported for one call (an unsupported setting, …). */
 export interface AiSdkWarning {
@@ -105,66 +102,55 @@ function defaultCacheKey(request: LlmRequest): string {
   return `insomnia-${hash.digest("hex").slice(0, 40)}`;
 }
 
-function usageOf(usage: LanguageModelV3Usage | LanguageModelV2Usage | undefined): LlmUsage | undefined {
+/** The AI SDK's usage (`streamText`'s `finish-step`) as the worker keeps it: each count only when the provider reported it. */
+function usageOf(usage: LanguageModelUsage | undefined): LlmUsage | undefined {
   if (usage === undefined || usage === null) return undefined;
   const out: Record<string, number> = {};
   const put = (field: keyof LlmUsage, value: number | undefined): void => {
     if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) out[field] = value;
   };
-  if (typeof usage.inputTokens === "object" || typeof usage.outputTokens === "object") {
-    // Specification v3: input and output are broken down.
-    const v3 = usage as LanguageModelV3Usage;
-    put("inputTokens", v3.inputTokens?.total);
-    put("outputTokens", v3.outputTokens?.total);
-    put("cacheReadTokens", v3.inputTokens?.cacheRead);
-    put("cacheWriteTokens", v3.inputTokens?.cacheWrite);
-  } else {
-    const v2 = usage as LanguageModelV2Usage;
-    put("inputTokens", v2.inputTokens);
-    put("outputTokens", v2.outputTokens);
-    put("cacheReadTokens", v2.cachedInputTokens);
-  }
+  put("inputTokens", usage.inputTokens);
+  put("outputTokens", usage.outputTokens);
+  put("cacheReadTokens", usage.inputTokenDetails?.cacheReadTokens);
+  put("cacheWriteTokens", usage.inputTokenDetails?.cacheWriteTokens);
   return Object.keys(out).length === 0 ? undefined : out;
 }
 
-/** A tool call as the model sent it: its input is JSON text. */
-interface SpecToolCall {
-  readonly toolCallId: string;
-  readonly toolName: string;
-  readonly input: string;
-  readonly providerExecuted?: boolean | undefined;
-}
-
-/** The call's input as the worker gets it: parsed JSON, `{}` for none, the text itself when it is not JSON. */
-function toolInput(text: string): unknown {
-  if (text.trim() === "") return {};
-  try {
-    return JSON.parse(text) ?? {};
-  } catch {
-    return text;
-  }
-}
-
-function toolCallsOf(calls: readonly SpecToolCall[]): ToolCall[] | undefined {
+function toolCallsOf(calls: AnswerParts["calls"]): ToolCall[] | undefined {
   // Tools a provider ran itself are its business; the worker gets the calls it must answer.
   const ours = calls.filter((call) => call.providerExecuted !== true);
   if (ours.length === 0) return undefined;
   // An unknown tool name or unparseable input is passed on as sent: the worker answers it
   // with an isError tool result the model sees, instead of the turn failing.
-  return ours.map((call) => ({ id: call.toolCallId, name: call.toolName, input: toolInput(call.input) }));
+  return ours.map((call) => ({ id: call.toolCallId, name: call.toolName, input: call.input }));
+}
+
+/** Nothing is printed: a failure reaches the caller as the stream's error part. */
+const ignore = (): void => undefined;
+
+/** Tool definitions as the AI SDK's tool set, in the order given (sorted by name): no `execute`, so the SDK never runs one. */
+function toolSet(tools: readonly LanguageModelV3FunctionTool[]): ToolSet {
+  const set: ToolSet = {};
+  for (const tool of tools) {
+    set[tool.name] = {
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      inputSchema: jsonSchema(tool.inputSchema),
+    };
+  }
+  return set;
 }
 
 /**
  * An {@link LlmClient} over any AI SDK language model: one model call per `complete`, the worker
- * keeps its tool loop. The client calls the model's own `doGenerate` / `doStream` (the AI SDK's
- * language-model specification), so `ai` itself is never loaded. The system prompt goes out
- * untouched and first; tools sorted by name; Anthropic gets cache breakpoints, OpenAI a
- * `prompt_cache_key`. Provider failures are retried as the AI SDK does, then reject with an
+ * keeps its tool loop. A call with a listener streams through the AI SDK's `streamText`; one
+ * without completes through the provider model's own `doGenerate`. The system prompt goes out untouched and first;
+ * tools sorted by name; Anthropic gets cache breakpoints, OpenAI a `prompt_cache_key`. Provider
+ * failures are retried as the AI SDK does (each wait an event), then reject with an
  * {@link AiSdkError}.
  */
 export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptions = {}): LlmClient {
   check(options);
-  // One type to call: v2 takes the same call options, and its answers are read either way below.
+  // A v2 model is typed as v3 here only: the AI SDK sees its real version and adapts it.
   const spec = resolveModel(model) as LanguageModelV3;
   const provider = spec.provider;
   const style = options.cacheStyle ?? cacheStyleOf(provider);
@@ -174,7 +160,6 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
 
   const report = (warnings: readonly unknown[] | undefined): void => {
     if (warnings === undefined || warnings.length === 0) return;
-    logSdkWarnings(warnings, provider, spec.modelId);
     if (onWarning !== undefined)
       for (const warning of warnings) onWarning({ provider, message: describeWarning(warning) });
   };
@@ -209,20 +194,11 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
       }
       const abortSignal =
         signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-      const call: LanguageModelV3CallOptions = {
-        prompt,
-        ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
-        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-        ...(tools === undefined ? {} : { tools, toolChoice: { type: "auto" } }),
-        ...providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens),
-        ...(abortSignal === undefined ? {} : { abortSignal }),
-        ...(options.headers === undefined ? {} : { headers: options.headers }),
-      };
       const emit = (event: LlmStreamEvent): void => {
         if (event.type === "text-delta") options.onText?.(event.text);
         callOptions.onEvent?.(event);
       };
-      const retries = {
+      const model = retryingModel(spec, {
         maxRetries,
         delay,
         signal: abortSignal,
@@ -230,29 +206,45 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
           const code = toAiSdkError(error, provider, { timedOut: false, attempts: attempt });
           emit({ type: "retry", attempt, delayMs, code: AiSdkError.is(code) ? code.code : "PROVIDER_UNAVAILABLE" });
         },
+      });
+      // The AI SDK's own call settings; the system message and the history are already in its
+      // message format (`modelPrompt`), so its conversion hands them on as they are.
+      const [system, ...history] = prompt as [SystemModelMessage, ...ModelMessage[]];
+      const call = {
+        model,
+        system,
+        messages: history,
+        ...(tools === undefined ? {} : { tools: toolSet(tools) }),
+        ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+        ...providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens),
+        ...(abortSignal === undefined ? {} : { abortSignal }),
+        ...(options.headers === undefined ? {} : { headers: options.headers }),
+        // Retries are ours (see retryingModel); the request body is not kept twice.
+        maxRetries: 0,
+        experimental_include: { requestBody: false },
       };
       let attempts = 1;
       try {
         if (callOptions.onEvent === undefined && options.onText === undefined) {
-          const result = await withRetries(() => spec.doGenerate(call), retries);
+          // Nobody listens: the provider model's own doGenerate, the same request unstreamed.
+          // generateText would validate the prompt and build steps first, which cost more than
+          // the request itself against a local server (bench 7, "complete() through aiSdkClient").
+          const result = await model.doGenerate({
+            prompt,
+            ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+            ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+            ...(tools === undefined ? {} : { tools, toolChoice: { type: "auto" } }),
+            ...providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens),
+            ...(abortSignal === undefined ? {} : { abortSignal }),
+            ...(options.headers === undefined ? {} : { headers: options.headers }),
+          });
           report(result.warnings);
-          return answer(result.content, result.usage, kind);
+          logSdkWarnings(result.warnings, provider, spec.modelId);
+          return response(completedParts(result.content, kind), specUsage(result.usage));
         }
-        const { stream, response } = await withRetries(
-          () => spec.doStream({ ...call, includeRawChunks: false }),
-          retries,
-        );
-        const type = response?.headers?.["content-type"];
-        if (type !== undefined && !type.includes("event-stream")) {
-          await stream.cancel().catch(() => undefined);
-          const label = provider.split(".")[0] || provider;
-          throw new AiSdkError(
-            "MALFORMED_RESPONSE",
-            `${label} answered a streamed request with ${type}, not server-sent events; check the base URL points at ${anApi(label)}`,
-            { provider, attempts: 1 },
-          );
-        }
-        return await readStream(stream, kind, emit, report);
+        const result = streamText({ ...call, onError: ignore });
+        return await readStream(result.fullStream, kind, emit, report);
       } catch (thrown) {
         let error = thrown;
         if (thrown instanceof AttemptsFailed) {
@@ -284,7 +276,7 @@ function providerOptionsFor(
   cacheKey: string | undefined,
   reasoning: AiSdkClientOptions["reasoning"],
   maxOutputTokens: number | undefined,
-): Pick<LanguageModelV3CallOptions, "providerOptions"> {
+): { providerOptions?: Record<string, Record<string, JSONValue>> } {
   const openai: Record<string, JSONValue> = {};
   if (cacheKey !== undefined) openai.promptCacheKey = cacheKey;
   const options: Record<string, Record<string, JSONValue>> = {};
@@ -303,26 +295,6 @@ function providerOptionsFor(
   return Object.keys(options).length === 0 ? {} : { providerOptions: options };
 }
 
-function answer(
-  content: readonly LanguageModelV3Content[],
-  usage: LanguageModelV3Usage | undefined,
-  kind: string,
-): LlmResponse {
-  let text = "";
-  const calls: SpecToolCall[] = [];
-  const reasoning: ReasoningPart[] = [];
-  for (const part of content) {
-    if (part.type === "text") text += part.text;
-    else if (part.type === "tool-call") calls.push(part);
-    else if (part.type === "reasoning") {
-      const data: Record<string, Record<string, JSONValue>> = {};
-      mergeMetadata(data, part.providerMetadata);
-      reasoning.push({ text: part.text, provider: kind, ...(Object.keys(data).length === 0 ? {} : { data }) });
-    }
-  }
-  return response(text, calls, usage, reasoning);
-}
-
 /**
  * What failed once the answer had started: a broken connection (the provider wraps fetch's
  * `TypeError: terminated` in an APICallError) or the provider's own error event (Anthropic's
@@ -330,57 +302,52 @@ function answer(
  * (an answer that could not be read, an abort) stays as it is.
  */
 function midStream(error: unknown): unknown {
-  if (isAbortError(error)) return error;
+  if (isAbortError(error) || error instanceof AttemptsFailed || AiSdkError.is(error)) return error;
   if (!(error instanceof Error)) return new StreamBrokeOff(error);
   const cause = APICallError.isInstance(error) ? error.cause : error;
   return cause instanceof TypeError ? new StreamBrokeOff(cause) : error;
 }
 
-/** Merges provider metadata by provider key, later fields over earlier ones. */
-function mergeMetadata(
-  into: Record<string, Record<string, JSONValue>>,
-  from: SharedV3ProviderMetadata | undefined,
-): void {
-  if (from === undefined || from === null) return;
-  for (const [key, fields] of Object.entries(from)) {
-    if (typeof fields === "object" && fields !== null)
-      into[key] = { ...(into[key] ?? {}), ...(fields as Record<string, JSONValue>) };
-  }
+/** A listener (`onEvent`, `onText`) threw: rethrown as it is, never taken for a provider failure. */
+class ListenerFailed {
+  constructor(readonly error: unknown) {}
 }
 
-/** Reads a streamed answer to its end, handing text and reasoning to `emit` as they arrive. */
+/** The call was stopped by its signal: `streamText` ends its stream with an `abort` part instead of an error. */
+class StreamAborted extends Error {
+  override readonly name = "AbortError";
+}
+
+/**
+ * Reads `streamText`'s full stream to its end, handing text and reasoning to `emit` as they
+ * arrive. A failure before the answer started (after our retries) or mid-answer comes as an
+ * `error` part; an abort as an `abort` part.
+ */
 async function readStream(
-  stream: ReadableStream<LanguageModelV3StreamPart>,
+  stream: AsyncIterable<TextStreamPart<ToolSet>>,
   kind: string,
   emit: (event: LlmStreamEvent) => void,
   report: (warnings: readonly unknown[] | undefined) => void,
 ): Promise<LlmResponse> {
-  const reader = stream.getReader();
   let text = "";
-  const calls: SpecToolCall[] = [];
+  const calls: AnswerParts["calls"] = [];
   const thinking = new Map<string, { text: string; data: Record<string, Record<string, JSONValue>> }>();
-  let usage: LanguageModelV3Usage | undefined;
+  let usage: LanguageModelUsage | undefined;
   let failure: { error: unknown } | undefined;
-  let done = false;
+  const tell = (event: LlmStreamEvent): void => {
+    try {
+      emit(event);
+    } catch (error) {
+      throw new ListenerFailed(error);
+    }
+  };
   try {
-    while (!done) {
-      let next: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        done = true;
-        throw midStream(error);
-      }
-      if (next.done) {
-        done = true;
-        break;
-      }
-      const part = next.value;
+    for await (const part of stream) {
       switch (part.type) {
         case "text-delta":
-          if (part.delta !== "") {
-            text += part.delta;
-            emit({ type: "text-delta", text: part.delta });
+          if (part.text !== "") {
+            text += part.text;
+            tell({ type: "text-delta", text: part.text });
           }
           break;
         case "reasoning-start":
@@ -392,30 +359,40 @@ async function readStream(
             thinking.set(part.id, entry);
           }
           mergeMetadata(entry.data, part.providerMetadata);
-          if (part.type === "reasoning-delta" && part.delta !== "") {
-            entry.text += part.delta;
-            emit({ type: "reasoning-delta", text: part.delta });
+          if (part.type === "reasoning-delta" && part.text !== "") {
+            entry.text += part.text;
+            tell({ type: "reasoning-delta", text: part.text });
           }
           break;
         }
         case "tool-call":
-          calls.push(part);
+          calls.push({
+            toolCallId: part.toolCallId,
+            toolName: part.toolName,
+            // A call the SDK could not parse keeps its text; no input at all is `{}`, as for a known tool.
+            input:
+              part.invalid === true && typeof part.input === "string" && part.input.trim() === "" ? {} : part.input,
+            providerExecuted: part.providerExecuted,
+          });
           break;
-        case "finish":
+        case "finish-step":
           usage = part.usage;
           break;
-        case "stream-start":
+        case "start-step":
           report(part.warnings);
           break;
         case "error":
           failure ??= { error: part.error };
           break;
+        case "abort":
+          failure ??= { error: new StreamAborted(part.reason ?? "the call was aborted") };
+          break;
       }
     }
-  } finally {
-    // Stopped early (a listener threw, the body broke off, an abort): let the provider drop the connection.
-    if (!done) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
+  } catch (error) {
+    // Leaving the loop early cancels the stream, so the provider drops the connection.
+    if (error instanceof ListenerFailed) throw error.error;
+    throw midStream(error);
   }
   if (failure !== undefined) throw midStream(failure.error);
   const reasoning: ReasoningPart[] = [...thinking.values()].map((entry) => ({
@@ -423,17 +400,11 @@ async function readStream(
     provider: kind,
     ...(Object.keys(entry.data).length === 0 ? {} : { data: entry.data }),
   }));
-  return response(text, calls, usage, reasoning);
+  return response({ text, calls, reasoning }, usageOf(usage));
 }
 
-function response(
-  text: string,
-  calls: readonly SpecToolCall[],
-  usage: LanguageModelV3Usage | LanguageModelV2Usage | undefined,
-  reasoning: readonly ReasoningPart[] = [],
-): LlmResponse {
+function response({ text, calls, reasoning }: AnswerParts, counted: LlmUsage | undefined): LlmResponse {
   const toolCalls = toolCallsOf(calls);
-  const counted = usageOf(usage);
   return {
     content: text,
     ...(reasoning.length === 0 ? {} : { reasoning }),

@@ -237,6 +237,32 @@ describe("models", () => {
     }
   });
 
+  test("a_model_whose_methods_are_read_only_own_properties_is_called_streamed_and_not", async () => {
+    // A wrapper as an application (or a benchmark's spy) writes it: Object.create with
+    // non-writable, non-configurable methods. The client must call them, never replace them.
+    const server = await serve(() => ({ text: "fine" }));
+    const model = createAnthropic({ baseURL: server.baseURL, apiKey: "k" })("claude-sonnet-4-5");
+    const seen: string[] = [];
+    const wrapped = Object.create(model, {
+      doGenerate: {
+        value: (options: never) => {
+          seen.push("generate");
+          return model.doGenerate(options);
+        },
+      },
+      doStream: {
+        value: (options: never) => {
+          seen.push("stream");
+          return model.doStream(options);
+        },
+      },
+    });
+    const client = aiSdkClient(wrapped);
+    expect((await client.complete(request)).content).toBe("fine");
+    expect((await client.complete(request, { onEvent: () => undefined })).content).toBe("fine");
+    expect(seen).toEqual(["generate", "stream"]);
+  });
+
   test("a_specification_v2_model_is_called_and_its_flat_usage_read", async () => {
     const calls: LanguageModelV2CallOptions[] = [];
     const v2: LanguageModelV2 = {
@@ -283,10 +309,9 @@ describe("models", () => {
 });
 
 describe("dependencies", () => {
-  test("ai_is_not_a_dependency", async () => {
+  test("the_ai_sdk_itself_is_a_dependency_with_its_zod_peer", async () => {
     const { readFile } = await import("node:fs/promises");
-    // test/architecture.test.ts refuses any import of `ai` in this package's sources; this
-    // checks that it is not even installed with it.
+    // The client streams through `ai`'s streamText; `ai` declares zod as a peer, so it is ours to bring.
     const dir = new URL(".", import.meta.url);
     const manifest = JSON.parse(await readFile(new URL("../package.json", dir), "utf8")) as {
       dependencies: Record<string, string>;
@@ -297,6 +322,8 @@ describe("dependencies", () => {
       "@insomnia/worker",
       // Types only: the package's .d.ts reach json-schema through @ai-sdk/provider.
       "@types/json-schema",
+      "ai",
+      "zod",
     ]);
   });
 });

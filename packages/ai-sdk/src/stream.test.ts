@@ -93,4 +93,64 @@ describe("streamed answers that fail", () => {
       .catch((error: unknown) => error);
     expect(thrown).toBe(bug);
   });
+
+  test("a_streamed_request_answered_with_json_is_malformed_response_and_not_retried", async () => {
+    let requests = 0;
+    server = createServer((req, res) => {
+      requests++;
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end('{"ok":true}');
+      });
+    });
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const model = createAnthropic({ baseURL, apiKey: "k" })("claude-sonnet-4-5");
+    const error = await rejection(aiSdkClient(model).complete(request, { onEvent: () => undefined }));
+    expect([error.code, requests]).toEqual(["MALFORMED_RESPONSE", 1]);
+    expect(error.message).toMatch(/application\/json, not server-sent events/);
+  });
+});
+
+describe("streamed tool calls the model gets wrong", () => {
+  test("an_unknown_tool_and_input_that_is_not_json_reach_the_worker_as_sent", async () => {
+    const { model } = await streaming((socket) => {
+      const block = (index: number, id: string, name: string, json: string): string =>
+        sse("content_block_start", {
+          type: "content_block_start",
+          index,
+          content_block: { type: "tool_use", id, name, input: {} },
+        }) +
+        sse("content_block_delta", {
+          type: "content_block_delta",
+          index,
+          delta: { type: "input_json_delta", partial_json: json },
+        }) +
+        sse("content_block_stop", { type: "content_block_stop", index });
+      socket.write(
+        sse("content_block_stop", { type: "content_block_stop", index: 0 }) +
+          block(1, "c1", "no_such_tool", '{"a":1}') +
+          block(2, "c2", "echo", "not json") +
+          sse("message_delta", {
+            type: "message_delta",
+            delta: { stop_reason: "tool_use", stop_sequence: null },
+            usage: { output_tokens: 3 },
+          }) +
+          sse("message_stop", { type: "message_stop" }),
+      );
+      socket.end();
+    });
+    const answer = await aiSdkClient(model).complete(
+      { ...request, tools: [{ name: "echo", description: "Echoes.", inputSchema: { type: "object" } }] },
+      { onEvent: () => undefined },
+    );
+    expect([answer.content, answer.toolCalls]).toEqual([
+      "Half an ans",
+      [
+        { id: "c1", name: "no_such_tool", input: { a: 1 } },
+        { id: "c2", name: "echo", input: "not json" },
+      ],
+    ]);
+  });
 });

@@ -52,8 +52,11 @@ export function liveOutput(
         case "retry": {
           const until = Date.now() + event.delayMs;
           const attempt = `${event.attempt + 1}/${options.maxAttempts}`;
-          status.show(
-            () => `retrying in ${Math.max(0, Math.ceil((until - Date.now()) / 1000))}s (${attempt}): ${event.code}`,
+          // Once the back-off is over the next attempt is sent: the line says so, not "retrying in 0s".
+          status.show(() =>
+            Date.now() < until
+              ? `retrying in ${Math.ceil((until - Date.now()) / 1000)}s (${attempt}): ${event.code}`
+              : `waiting for ${options.model} ${secondsSince(until)}s (${attempt})`,
           );
           break;
         }

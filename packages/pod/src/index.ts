@@ -19,7 +19,7 @@ export type {
   CompactionSplit,
 } from "./compaction.ts";
 export { CONTEXT_WINDOW_TABLE_DATE, contextWindowOf, shippedContextWindow } from "./context-window.ts";
-export type { PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
+export type { OpenDeps, PodDeps, PodSegmentRecord, PodWorker, RestoreDeps, Summarizer } from "./pod.ts";
 export {
   renderPodPrompt,
   previewSystemPrompt,

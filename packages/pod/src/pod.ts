@@ -3,6 +3,7 @@ import type { ManifestProvider, PodManifest } from "@insomnia/manifest";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
 import type {
+  PodWriterLock,
   SegmentRecord,
   SegmentSource,
   SegmentStartRecord,
@@ -140,6 +141,12 @@ export interface RestoreDeps {
   onCompaction?: ((report: CompactionReport) => void) | undefined;
   /** Where `$user` prompts come from for the compaction instruction (default `process.env`). */
   env?: NodeJS.ProcessEnv | undefined;
+}
+
+/** What {@link Pod.open} needs: a new pod's deps, and what a restored one takes besides them. */
+export interface OpenDeps extends PodDeps {
+  /** Called with the restored segment's start record (see {@link RestoreDeps.onSegmentStart}). */
+  onSegmentStart?: ((start: SegmentStartRecord) => void) | undefined;
 }
 
 /** Registers the tools the factories make on the worker. */
@@ -294,6 +301,8 @@ export class Pod {
   /** True once a compaction ran for the model call about to be sent: at most one per call. */
   #compactedForCall = false;
   #onCompaction: ((report: CompactionReport) => void) | undefined;
+  /** The pod's writer lock taken by {@link Pod.open}, given back by close(). */
+  #podLock: PodWriterLock | undefined;
 
   private constructor(worker: PodWorker, store: SegmentStore, clock: Clock, notifier: Notifier) {
     this.#worker = worker;
@@ -334,6 +343,31 @@ export class Pod {
     pod.#onCompaction = deps.onCompaction;
     pod.#useCompaction(compaction);
     return pod;
+  }
+
+  /**
+   * The pod as its one writer: takes the pod's writer lock (`SEGMENT_LOCKED` when another
+   * process or store instance holds it, with nothing written), then restores the latest
+   * segment, or prepares the first one when there is none; the pod holds the lock until
+   * close(). Deciding under the lock is what keeps two processes that open one pod at once
+   * from both starting it (the second would fork the conversation): `fromManifest` and
+   * `restore` alone leave that decision, and its lock, to the caller.
+   */
+  static async open(manifest: PodManifest, deps: OpenDeps): Promise<Pod> {
+    const lock = await deps.store.lockPod();
+    try {
+      for (const warning of lock.warnings) (deps.notifier ?? silentNotifier).warn(warning);
+      const latest = await deps.store.latestSegment();
+      const pod =
+        latest === undefined
+          ? await Pod.fromManifest(manifest, deps)
+          : await Pod.restore(deps.store, latest, deps.worker, { ...deps, manifest, provider: manifest.provider });
+      pod.#podLock = lock;
+      return pod;
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
 
   /**
@@ -762,7 +796,11 @@ export class Pod {
       this.#closed = true;
       this.#stopLogging();
       setAttached(this.#worker, false);
-      await this.#writer?.close();
+      try {
+        await this.#writer?.close();
+      } finally {
+        await this.#podLock?.release();
+      }
     });
     this.#queue = done.catch(() => undefined);
     return done;

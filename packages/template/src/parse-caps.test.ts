@@ -6,6 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makePromptDirs, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
 import { runs } from "./__fixtures__/test-runs.ts";
+import { checkTemplateProblems } from "./check-template.ts";
+import { parseTemplateText } from "./handlebars-parser.ts";
+import { countLeafStatements } from "./pre-parse-scan.ts";
 import {
   clearTemplateCache,
   SystemPromptError,
@@ -77,6 +80,54 @@ describe("issue 27: caps are enforced as the work is done", () => {
     expect(error.message).toContain("over the limit of 1000");
     // The root and the ten files up to the crossing; not the 150 after it.
     expect(loader.loads).toHaveLength(11);
+    // Counted by their tokens, none of the ten was parsed (parsing is most of the cost): only the root is cached.
+    expect(templateCacheStats().size).toBe(1);
+  });
+
+  it("a_leaf_counted_by_its_tokens_has_the_statements_its_parse_has", () => {
+    // The expansion count takes a leaf's statements from its tokens before it is parsed; the
+    // parse must agree, or the tree is loaded again parsing each file at once (never seen).
+    const leafAtoms = TEMPLATE_ATOMS.filter((atom) => !atom.includes(">"));
+    const fixed = [
+      "{{#if cwd}}a{{else if tools}}b{{else}}c{{/if}}",
+      "{{^if cwd}}x{{/if}}{{#if cwd}}{{^}}y{{/if}}",
+      "{{!-- }} --}}\n  {{#each tools}}\n{{this}}\n  {{/each}}\n",
+      "a\\{{cwd}}b{{{cwd}}}\r\nc\u2028{{cwd}}",
+    ];
+    let compared = 0;
+    const compare = (text: string): void => {
+      let ast: ReturnType<typeof parseTemplateText>;
+      try {
+        ast = parseTemplateText(text);
+      } catch {
+        return;
+      }
+      const { checked, problems } = checkTemplateProblems(ast, { ref: "$workspace/leaf" }, (name) => name);
+      if (problems.length > 0) return;
+      compared++;
+      expect(countLeafStatements(text, 1_000_000)).toBe(checked.ownNodes);
+    };
+    for (const text of fixed) compare(text);
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...leafAtoms), { minLength: 1, maxLength: 10 }), (atoms) =>
+        compare(atoms.join("")),
+      ),
+      { numRuns: runs(300, 5000) },
+    );
+    expect(compared).toBeGreaterThan(20);
+  });
+
+  it("a_leaf_that_does_not_parse_is_reported_where_it_is_included_as_before", async () => {
+    // Leaves are parsed before the frame that counted them goes on to anything but counting,
+    // so a syntax error in one still comes before a later include that fails to load.
+    const loader = memoryLoader({
+      "$workspace/main": "{{> a}}\n{{> b}}\n{{> missing}}\n",
+      "$workspace/a": "fine",
+      "$workspace/b": "one\n{{#if cwd}}never closed",
+    });
+    const error = await parseError("$workspace/main", loader);
+    expect([error.code, error.ref, error.line]).toEqual(["SYNTAX", "$workspace/b", 2]);
+    expect(error.problems).toHaveLength(1);
   });
 
   it("stray_closers_count_toward_the_statement_cap", async () => {

@@ -53,3 +53,28 @@ function mayHaveMoreStatementsThan(text: string, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * Where Handlebars' lexer could begin an include (`{{>`, `{{#>`, with `~`): a text without it
+ * has none. Conservative: one inside a comment or a raw block also counts.
+ */
+const MAY_INCLUDE = /\{\{~?#?>/;
+
+/**
+ * The statements of a file that includes nothing, counted by the lexer alone, so a tree's
+ * expansion can be counted before any of its leaves is parsed. `undefined` when the file may
+ * include something, is over a per-file cap, or does not lex to its end: the caller parses it
+ * at once, and parsing reports exactly what is wrong. No token is kept.
+ */
+export function countLeafStatements(text: string, maxStatements: number): number | undefined {
+  if (MAY_INCLUDE.test(text)) return undefined;
+  const nesting = new NestingTracker(MAX_NESTING_DEPTH);
+  const counter = new StatementCounter();
+  let tooDeep: TooDeep | undefined;
+  const end = lexTokens(text, (token) => {
+    counter.add(token);
+    tooDeep = nesting.add(token);
+    return tooDeep === undefined && counter.statements <= maxStatements;
+  });
+  return end.kind === "eof" ? counter.statements : undefined;
+}

@@ -4,7 +4,7 @@ import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram } from "./handlebars-ast.ts";
 import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
 import { parseTemplateText, parseTokens } from "./handlebars-parser.ts";
-import { scanBeforeParsing } from "./pre-parse-scan.ts";
+import { countLeafStatements, scanBeforeParsing } from "./pre-parse-scan.ts";
 import { prebuiltAst } from "./prebuilt-asts.ts";
 import { type RenderContext, type RenderData, RenderDataMemo } from "./render-data.ts";
 import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
@@ -68,6 +68,17 @@ interface LoadedFile {
   readonly cached: CachedFile;
 }
 
+/** A file while the tree is loaded: a leaf counted but not yet parsed has no `cached` yet. */
+interface LoadingFile {
+  readonly ref: string;
+  readonly file: string;
+  readonly loaded: LoadedPrompt;
+  cached: CachedFile | undefined;
+}
+
+/** A leaf whose parse found another statement count than its lexer's: the tree is loaded again without deferring. */
+const COUNTS_DIFFER = Symbol("counts differ");
+
 function limit(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
@@ -106,6 +117,21 @@ export class SystemPromptTemplate {
     loader: TemplateLoader,
     options: ParseOptions = {},
   ): Promise<SystemPromptTemplate> {
+    try {
+      return await SystemPromptTemplate.#parse(instruction, loader, options, true);
+    } catch (error) {
+      if (error !== COUNTS_DIFFER) throw error;
+      // Never seen: a safety net that keeps every answer what parsing each file at once gives.
+      return await SystemPromptTemplate.#parse(instruction, loader, options, false);
+    }
+  }
+
+  static async #parse(
+    instruction: string,
+    loader: TemplateLoader,
+    options: ParseOptions,
+    deferLeaves: boolean,
+  ): Promise<SystemPromptTemplate> {
     const maxIncludeDepth = limit(options.maxIncludeDepth, DEFAULT_LIMITS.maxIncludeDepth, "maxIncludeDepth");
     const maxIncludes = limit(options.maxIncludes, DEFAULT_LIMITS.maxIncludes, "maxIncludes");
     const maxExpandedNodes = limit(options.maxExpandedNodes, DEFAULT_LIMITS.maxExpandedNodes, "maxExpandedNodes");
@@ -120,7 +146,7 @@ export class SystemPromptTemplate {
         cause,
       });
     }
-    const files = new Map<string, LoadedFile>();
+    const files = new Map<string, LoadingFile>();
 
     const load = async (
       ref: PromptRef,
@@ -164,12 +190,57 @@ export class SystemPromptTemplate {
         { ref: entry.ref, file: entry.file, line: at.line, column: at.column, chain },
       );
 
-    const visit = async (loaded: Awaited<ReturnType<TemplateLoader["load"]>>, chain: readonly string[]) => {
+    const maxNodes = Math.min(maxExpandedNodes, maxFileStatements);
+
+    /**
+     * Parses, checks and compiles the leaves a frame counted but deferred, in the order they
+     * were included. A frame does this before anything but counting could fail (an include
+     * that does not load, a cycle, a file that must be parsed now, its own end), inside its
+     * `try`, so a leaf's problem is reported as if the leaf had been parsed where it was
+     * included; only the expansion cap is checked before them (issue 27: a tree too large
+     * fails after lexing, not parsing, its files).
+     */
+    const compileLeaves = (leaves: { entry: LoadingFile; chain: readonly string[]; statements: number }[]) => {
+      for (const leaf of leaves.splice(0)) {
+        const compiled = compileFile(leaf.entry.loaded, leaf.chain, maxNodes);
+        if ("problems" in compiled) {
+          const all = [...compiled.problems].sort(
+            (a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0),
+          );
+          throw withProblems(all[0] as SystemPromptError, all);
+        }
+        if (compiled.ownNodes !== leaf.statements || compiled.includes.length > 0) throw COUNTS_DIFFER;
+        cacheSet(leaf.entry.ref, leaf.entry.loaded.text, compiled);
+        leaf.entry.cached = compiled;
+      }
+    };
+
+    const visit = async (
+      loaded: Awaited<ReturnType<TemplateLoader["load"]>>,
+      chain: readonly string[],
+      parent:
+        | { leaves: { entry: LoadingFile; chain: readonly string[]; statements: number }[]; compile(): void }
+        | undefined,
+    ) => {
       const canonical = loaded.ref.canonical;
       const file = loaded.file;
       let cached = cacheGet(canonical, loaded.text);
+      // The root has no parent to defer to: it is parsed at once.
+      if (cached === undefined && parent !== undefined && deferLeaves && prebuiltAst(loaded.text) === undefined) {
+        const statements = countLeafStatements(loaded.text, maxNodes);
+        if (statements !== undefined) {
+          // A leaf: its expansion is its own statements; it is parsed once the parent needs it.
+          const entry: LoadingFile = { ref: canonical, file, loaded, cached: undefined };
+          files.set(canonical, entry);
+          parent.leaves.push({ entry, chain, statements });
+          expandedCount += statements;
+          expandedOf.set(canonical, statements);
+          return;
+        }
+      }
+      if (cached === undefined || cached.includes.length > 0) parent?.compile();
       if (cached === undefined) {
-        const compiled = compileFile(loaded, chain, Math.min(maxExpandedNodes, maxFileStatements));
+        const compiled = compileFile(loaded, chain, maxNodes);
         if ("problems" in compiled) {
           // The file's includes are loaded anyway, so a missing one is reported in the same
           // run as the file's own problems (not only after those are fixed).
@@ -193,7 +264,8 @@ export class SystemPromptTemplate {
         cached = compiled;
         cacheSet(canonical, loaded.text, cached);
       }
-      const entry: LoadedFile = { ref: canonical, file, loaded, cached };
+      const own = cached;
+      const entry: LoadedFile = { ref: canonical, file, loaded, cached: own };
       files.set(canonical, entry);
 
       // This file's own expansion is expandedCount - base; when it crosses the cap here,
@@ -202,18 +274,23 @@ export class SystemPromptTemplate {
       let counted = 0;
       const crossed = () => expandedCount - base > maxExpandedNodes;
       const crossedAmongOwnStatements = () =>
-        overLimit(entry, chain, locateCrossing(loaded.text, cached.includes, expandedOf, maxExpandedNodes));
+        overLimit(entry, chain, locateCrossing(loaded.text, own.includes, expandedOf, maxExpandedNodes));
+      const frame = {
+        leaves: [] as { entry: LoadingFile; chain: readonly string[]; statements: number }[],
+        compile: () => compileLeaves(frame.leaves),
+      };
 
       // An include that fails to load is reported and the next one is tried; any other problem ends the parse.
       const failed: SystemPromptError[] = [];
       try {
-        for (const site of cached.includes) {
+        for (const site of own.includes) {
           expandedCount += site.ordinal - 1 - counted;
           counted = site.ordinal;
           if (crossed()) throw crossedAmongOwnStatements();
           expandedCount += 1;
           const at = { ref: canonical, file, line: site.line, column: site.column, chain };
           if (chain.includes(site.target)) {
+            frame.compile();
             throw new SystemPromptError(
               "CYCLE",
               `include cycle: ${[...chain, site.target].join(" -> ")}; remove one of these includes`,
@@ -221,6 +298,7 @@ export class SystemPromptTemplate {
             );
           }
           if (chain.length > maxIncludeDepth) {
+            frame.compile();
             throw new SystemPromptError(
               "TOO_DEEP",
               `includes nest more than ${maxIncludeDepth} levels deep (${[...chain, site.target].join(" -> ")}); flatten the includes`,
@@ -232,6 +310,7 @@ export class SystemPromptTemplate {
             expandedCount += expandedOf.get(site.target) ?? 0;
           } else {
             if (files.size >= maxIncludes) {
+              frame.compile();
               throw new SystemPromptError(
                 "TOO_MANY_INCLUDES",
                 `the instruction includes more than ${maxIncludes} distinct files; including ${site.target} goes over the limit`,
@@ -244,14 +323,16 @@ export class SystemPromptTemplate {
               child = await load(parseRef(site.target), childChain, { file: entry, site });
             } catch (error) {
               if (!SystemPromptError.is(error)) throw error;
+              frame.compile();
               failed.push(error);
             }
-            if (child !== undefined) await visit(child, childChain);
+            if (child !== undefined) await visit(child, childChain, frame);
           }
           if (crossed()) throw overLimit(entry, chain, site);
         }
-        expandedCount += cached.ownNodes - counted;
+        expandedCount += own.ownNodes - counted;
         if (crossed()) throw crossedAmongOwnStatements();
+        frame.compile();
       } catch (error) {
         const [first] = failed;
         if (first === undefined || !SystemPromptError.is(error)) throw error;
@@ -262,9 +343,14 @@ export class SystemPromptTemplate {
       if (first !== undefined) throw withProblems(first, failed);
     };
 
-    await visit(await load(rootRef, [rootRef.canonical]), [rootRef.canonical]);
-    checkDepth(rootRef.canonical, files, maxIncludeDepth);
-    return new SystemPromptTemplate(rootRef.canonical, files);
+    await visit(await load(rootRef, [rootRef.canonical]), [rootRef.canonical], undefined);
+    const parsed = new Map<string, LoadedFile>();
+    for (const [ref, entry] of files) {
+      if (entry.cached === undefined) throw new Error(`internal error: ${ref} was counted but never parsed`);
+      parsed.set(ref, { ...entry, cached: entry.cached });
+    }
+    checkDepth(rootRef.canonical, parsed, maxIncludeDepth);
+    return new SystemPromptTemplate(rootRef.canonical, parsed);
   }
 
   /** Renders instruction + trailing section. Throws SystemPromptError (phase "render"). */

@@ -188,4 +188,135 @@ describe("pod run, live", () => {
     // The first answer's thinking block went back with its signature.
     expect(fake!.requests[1]!.body).toContain('{"type":"thinking","thinking":"Let me think.","signature":"sig"}');
   });
+
+  test("on_a_terminal_a_retry_backoff_shows_its_status_line_and_it_is_erased_when_text_starts", async () => {
+    // The first request is refused as overloaded, asking for a 1 s wait; the retry answers.
+    const env = await workspace((_request, index) =>
+      index === 0
+        ? {
+            status: 503,
+            headers: { "retry-after-ms": "1000" },
+            body: '{"type":"error","error":{"type":"overloaded_error","message":"busy"}}',
+          }
+        : { pieces: ["Hel", "lo"] },
+    );
+    const run = await spawnPod(env, ["run", "hi"], () => undefined, true);
+    expect(run.code).toBe(0);
+    expect(fake!.requests).toHaveLength(2);
+    const erase = "\r\u001b[2K";
+    // Attempt 2 of 3 (worker's default of 2 retries), the wait rounded up to whole seconds.
+    expect(run.stdout).toContain(`${erase}retrying in 1s (2/3): PROVIDER_UNAVAILABLE`);
+    const firstText = run.stdout.indexOf("Hel");
+    const before = run.stdout.slice(0, firstText);
+    // Waiting for the model first, then the back-off line in its place.
+    expect(before).toContain(`${erase}waiting for claude-sonnet-4-5 0s`);
+    expect(before.indexOf("retrying in")).toBeGreaterThan(before.indexOf("waiting for claude-sonnet-4-5"));
+    expect(before.endsWith(erase)).toBe(true);
+    expect(run.stdout.slice(firstText)).not.toMatch(/retrying in|waiting for/);
+    expect(run.stdout.slice(firstText)).toContain("Hello");
+  });
+});
+
+/** A workspace whose pod reasons (`provider.reasoning`) with `kind` against the fake provider. */
+async function reasoningWorkspace(
+  kind: "anthropic" | "openai",
+  script: (request: RecordedRequest, index: number) => FakeReply,
+) {
+  fake = await startFakeProvider(script);
+  await box.write(".insomnia/prompts/instruction.md", "You are the test pod.\n");
+  await box.write("notes.txt", "the notes\n");
+  await box.write(
+    ".insomnia/pod.yaml",
+    [
+      "worker:",
+      '  instruction: "$workspace/instruction"',
+      "provider:",
+      `  kind: ${kind}`,
+      `  model: ${kind === "anthropic" ? "claude-sonnet-4-5" : "o3-mini"}`,
+      `  base_url: ${fake.baseURL}`,
+      "  reasoning:",
+      "    effort: low",
+      "",
+    ].join("\n"),
+  );
+  return {
+    ...box.env,
+    XDG_STATE_HOME: join(box.home, "state"),
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    OPENAI_API_KEY: "sk-test",
+  };
+}
+
+/** Starts the bin; `stop(signal)` kills it, `done` is its end. */
+function startPod(env: Record<string, string>, args: string[]) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: box.ws, env: { PATH: process.env.PATH ?? "", ...env } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stdin.end();
+  const done = new Promise<PodRun & { signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { stop: (signal: NodeJS.Signals) => child.kill(signal), done };
+}
+
+describe("reasoning across processes", () => {
+  const thinking = { text: "Read the notes first.", signature: "EqQBCkgIARABGAIiQ+sig/==" };
+  const item = { id: "rs_abc123", encrypted: "gAAAAB-enc+/==", text: "Read the notes first." };
+  const call = { id: "call_1", name: "read_file", input: { path: "notes.txt" } };
+
+  for (const kind of ["anthropic", "openai"] as const) {
+    test(`a_${kind}_reasoning_tool_loop_killed_mid_loop_is_resumed_by_a_new_process_with_the_reasoning_sent_back_byte_for_byte`, async () => {
+      let crash: (() => void) | undefined;
+      const env = await reasoningWorkspace(kind, (_request, index) => {
+        if (index === 0) return { reasoning: kind === "anthropic" ? thinking : item, toolCalls: [call] };
+        // The tool loop's second request: the first process dies while waiting for it.
+        if (index === 1) {
+          setImmediate(() => crash?.());
+          return { hang: true };
+        }
+        return { text: "The notes say: the notes." };
+      });
+      const first = startPod(env, ["run", "what do the notes say?"]);
+      crash = () => first.stop("SIGKILL");
+      expect((await first.done).signal).toBe("SIGKILL");
+      const second = await runPod(["resume"], { cwd: box.ws, env });
+      expect([second.code, second.stdout]).toEqual([0, "The notes say: the notes.\n"]);
+      const [, inLoop, restored] = fake!.requests;
+      // What the first process sent in its tool loop, the new process sends again byte for byte.
+      expect(restored!.body).toBe(inLoop!.body);
+      if (kind === "anthropic") {
+        expect(restored!.body).toContain(
+          `{"role":"assistant","content":[{"type":"thinking","thinking":${JSON.stringify(thinking.text)},"signature":${JSON.stringify(thinking.signature)}},{"type":"tool_use","id":"call_1","name":"read_file","input":{"path":"notes.txt"}`,
+        );
+      } else {
+        expect(restored!.body).toContain(
+          `{"type":"reasoning","id":"rs_abc123","encrypted_content":"gAAAAB-enc+/==","summary":[{"type":"summary_text","text":${JSON.stringify(item.text)}}]}`,
+        );
+        expect(restored!.body).toContain('"type":"function_call_output","call_id":"call_1"');
+      }
+    });
+  }
+
+  test("a_finished_reasoning_tool_turn_is_sent_back_by_the_next_pod_run_process", async () => {
+    const env = await reasoningWorkspace("anthropic", (_request, index) =>
+      index === 0
+        ? { reasoning: thinking, toolCalls: [call] }
+        : index === 1
+          ? { text: "It says the notes." }
+          : { text: "ok" },
+    );
+    const first = await runPod(["run", "what do the notes say?"], { cwd: box.ws, env });
+    expect([first.code, first.stdout]).toEqual([0, "It says the notes.\n"]);
+    const second = await runPod(["run", "thanks"], { cwd: box.ws, env });
+    expect([second.code, second.stdout]).toEqual([0, "ok\n"]);
+    const block = `{"type":"thinking","thinking":${JSON.stringify(thinking.text)},"signature":${JSON.stringify(thinking.signature)}}`;
+    expect(fake!.requests[1]!.body).toContain(block);
+    expect(fake!.requests[2]!.body).toContain(block);
+    // The second process's request starts with the first's last request, byte for byte, minus its cache breakpoint.
+    const inLoop = fake!.requests[1]!.json as { messages: unknown[] };
+    const next = fake!.requests[2]!.json as { messages: unknown[] };
+    expect(JSON.stringify(next.messages[1])).toBe(JSON.stringify(inLoop.messages[1]));
+  });
 });

@@ -23,7 +23,8 @@ const allowed: Record<string, readonly string[]> = {
   manifest: ["@insomnia/errors", "@insomnia/safe-read", "@insomnia/safe-yaml", "valibot", "yaml"],
   "prompt-loader": ["@insomnia/errors", "@insomnia/safe-read"],
   template: ["@insomnia/errors", "@insomnia/prompt-loader", "handlebars"],
-  worker: ["@insomnia/errors"],
+  // Spans: the OpenTelemetry API only (design.md Part 3, "Cost and telemetry").
+  worker: ["@insomnia/errors", "@opentelemetry/api"],
   "segment-store": ["@insomnia/errors"],
   // The @types packages are there because the published .d.ts import pg and json-schema (types only).
   "segment-store-postgres": ["@insomnia/errors", "@insomnia/segment-store", "pg", "@types/pg"],
@@ -65,10 +66,18 @@ const allowed: Record<string, readonly string[]> = {
     "@ai-sdk/openai-compatible",
     "gpt-tokenizer",
     "undici",
+    // The OTLP export of pod run, loaded only when an endpoint is set (src/otlp-sdk.ts).
+    "@opentelemetry/api",
+    "@opentelemetry/sdk-trace-base",
+    "@opentelemetry/context-async-hooks",
+    "@opentelemetry/resources",
+    "@opentelemetry/exporter-trace-otlp-http",
+    "@opentelemetry/exporter-trace-otlp-proto",
   ],
 };
 
-const devOnly = new Set(["vitest", "fast-check", "tsup", "vitest/config"]);
+// The OpenTelemetry SDK is a test-only dependency of a library: its in-memory exporter captures the spans.
+const devOnly = new Set(["vitest", "fast-check", "tsup", "vitest/config", "@opentelemetry/sdk-trace-base"]);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -129,6 +129,8 @@ const VENDORS: readonly Vendor[] = [
   { name: "mcp", specifier: "@insomnia/mcp", from: ".", build: "import" },
   { name: "o200k-base", specifier: "gpt-tokenizer/encoding/o200k_base", from: ".", build: "require" },
   { name: "undici", specifier: "undici", from: ".", build: "require" },
+  // The OpenTelemetry SDK and OTLP exporters (src/otlp-sdk.ts): loaded only when an OTLP endpoint is set.
+  { name: "otlp", specifier: "./otlp-sdk.ts", from: "./src", build: "require" },
 ];
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -184,6 +186,11 @@ function vendorFiles(): Plugin {
     name: "insomnia-vendor-files",
     setup(build) {
       build.onResolve({ filter: /^\.\/vendor\// }, (args) => ({ path: args.path, external: true }));
+      // One of our own modules made a vendor file (otlp): its dynamic import becomes the lazy require of that file.
+      build.onResolve({ filter: /^\.\/[^/]+\.ts$/ }, (args) => {
+        const vendor = args.kind === "dynamic-import" ? bySpecifier.get(args.path) : undefined;
+        return vendor === undefined ? undefined : { path: vendor, namespace: "insomnia-lazy-require" };
+      });
       build.onResolve({ filter: /^[^./]/ }, (args) => {
         // A generated vendor entry imports the package itself.
         if (args.kind === "entry-point" || args.importer.includes(GENERATED_ENTRIES)) return undefined;

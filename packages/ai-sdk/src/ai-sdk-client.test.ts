@@ -427,3 +427,29 @@ describe("options and warnings", () => {
     }
   });
 });
+
+describe("what the telemetry of a call reads", () => {
+  const request = { systemPrompt: PROMPT, messages: [{ role: "user" as const, content: "hi" }], tools: [] };
+  const models = {
+    anthropic: (s: FakeProvider) => anthropicModel(s),
+    "openai responses": (s: FakeProvider) => createOpenAI({ baseURL: s.baseURL, apiKey: "k" })("gpt-test"),
+    "openai chat": (s: FakeProvider) => createOpenAI({ baseURL: s.baseURL, apiKey: "k" }).chat("gpt-test"),
+  };
+  const expected = {
+    anthropic: { model: "claude-sonnet-4-5", responseId: "msg_1", finishReason: "end_turn" },
+    "openai responses": { model: "gpt-test", responseId: "resp_1" },
+    "openai chat": { model: "gpt-test", responseId: "chatcmpl-1", finishReason: "stop" },
+  };
+  for (const [wire, model] of Object.entries(models)) {
+    for (const streamed of [false, true]) {
+      test(`${wire.replace(" ", "_")}_${streamed ? "streamed" : "completed"}_answers_carry_the_model_response_id_and_finish_reason`, async () => {
+        const server = await serve([{ text: "hello" }]);
+        const onEvent = streamed ? () => undefined : undefined;
+        const answer = await aiSdkClient(model(server)).complete(request, onEvent === undefined ? {} : { onEvent });
+        expect(answer).toMatchObject({ content: "hello", ...expected[wire as keyof typeof expected] });
+        // Every wire says why it stopped, in its own word.
+        expect(typeof answer.finishReason).toBe("string");
+      });
+    }
+  }
+});

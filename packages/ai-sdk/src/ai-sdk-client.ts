@@ -241,7 +241,10 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
           });
           report(result.warnings);
           logSdkWarnings(result.warnings, provider, spec.modelId);
-          return response(completedParts(result.content, kind), specUsage(result.usage));
+          return {
+            ...response(completedParts(result.content, kind), specUsage(result.usage)),
+            ...responseMeta(result.response, result.finishReason),
+          };
         }
         const result = streamText({ ...call, onError: ignore });
         return await readStream(result.fullStream, kind, emit, report);
@@ -333,6 +336,7 @@ async function readStream(
   const calls: AnswerParts["calls"] = [];
   const thinking = new Map<string, { text: string; data: Record<string, Record<string, JSONValue>> }>();
   let usage: LanguageModelUsage | undefined;
+  let meta: ResponseMeta = {};
   let failure: { error: unknown } | undefined;
   const tell = (event: LlmStreamEvent): void => {
     try {
@@ -377,6 +381,8 @@ async function readStream(
           break;
         case "finish-step":
           usage = part.usage;
+          // The step's response metadata and the provider's own finish reason (`end_turn`, …) ride on this part.
+          meta = responseMeta(part.response, part.rawFinishReason ?? part.finishReason);
           break;
         case "start-step":
           report(part.warnings);
@@ -400,7 +406,27 @@ async function readStream(
     provider: kind,
     ...(Object.keys(entry.data).length === 0 ? {} : { data: entry.data }),
   }));
-  return response({ text, calls, reasoning }, usageOf(usage));
+  return { ...response({ text, calls, reasoning }, usageOf(usage)), ...meta };
+}
+
+/** What telemetry reports of an answer besides its content: the model that answered, its id, why it stopped. */
+type ResponseMeta = Pick<LlmResponse, "model" | "responseId" | "finishReason">;
+
+function responseMeta(
+  response: { readonly id?: string | undefined; readonly modelId?: string | undefined } | undefined,
+  finishReason: unknown,
+): ResponseMeta {
+  const meta: { -readonly [K in keyof ResponseMeta]: ResponseMeta[K] } = {};
+  if (typeof response?.modelId === "string") meta.model = response.modelId;
+  if (typeof response?.id === "string") meta.responseId = response.id;
+  // Specification v3 gives the provider's own reason (`end_turn`, `tool_use`, …) besides a unified one.
+  if (typeof finishReason === "string") meta.finishReason = finishReason;
+  else if (typeof finishReason === "object" && finishReason !== null) {
+    const { raw, unified } = finishReason as { raw?: unknown; unified?: unknown };
+    if (typeof raw === "string") meta.finishReason = raw;
+    else if (typeof unified === "string") meta.finishReason = unified;
+  }
+  return meta;
 }
 
 function response({ text, calls, reasoning }: AnswerParts, counted: LlmUsage | undefined): LlmResponse {

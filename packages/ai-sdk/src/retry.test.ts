@@ -299,6 +299,8 @@ describe("models", () => {
         { id: "c2", name: "echo", input: "not json" },
       ],
       usage: { inputTokens: 12, outputTokens: 3, cacheReadTokens: 8 },
+      // A v2 finish reason is a plain string (the unified one); telemetry takes it as it is.
+      finishReason: "tool-calls",
     });
     expect(calls[0]?.prompt[0]).toEqual({ role: "system", content: "You are careful." });
     expect(calls[0]?.maxOutputTokens).toBe(9);

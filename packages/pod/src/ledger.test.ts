@@ -155,6 +155,9 @@ describe("the cost of a conversation", () => {
     // Over 200K input tokens Sonnet 4.5 bills long-context rates the table does not carry: unknown.
     expect(callCost(usage(200_000, 0, 0, 1), shippedPrice("claude-sonnet-4-5"))).toBeCloseTo(0.600015, 12);
     expect(callCost(usage(200_001, 0, 0, 1), shippedPrice("claude-sonnet-4-5"))).toBeUndefined();
+    // GPT-5.4 likewise over 272K: 272,000 input at $2.50/M and 1 output at $15/M, then unknown.
+    expect(callCost(usage(272_000, 0, 0, 1), shippedPrice("gpt-5.4-2026-03-05"))).toBeCloseTo(0.680015, 12);
+    expect(callCost(usage(272_001, 0, 0, 1), shippedPrice("gpt-5.4"))).toBeUndefined();
     // A 1-hour write is priced at the 1-hour rate.
     expect(callCost(usage(1000, 0, 1000, 0), shippedPrice("claude-sonnet-4-5"), "1h")).toBeCloseTo(0.006, 12);
   });

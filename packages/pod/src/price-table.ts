@@ -20,8 +20,10 @@ export interface ModelPrice {
 
 /**
  * The day the shipped table was last checked: the Anthropic rows against Anthropic's pricing page
- * (platform.claude.com/docs/en/about-claude/pricing); the OpenAI rows are OpenAI's published list
- * prices for these models (openai.com/api/pricing). Re-check both when a provider changes prices.
+ * (platform.claude.com/docs/en/about-claude/pricing). The OpenAI rows are OpenAI's standard-tier
+ * list prices (developers.openai.com/api/docs/pricing); that page itself could not be read when
+ * they were re-checked, so each row was checked against at least two dated copies of it (2025-06
+ * to 2026-11) that agree. Re-check both when a provider changes prices.
  */
 export const PRICE_TABLE_DATE = "2026-12-02";
 
@@ -37,6 +39,9 @@ const OPUS_4 = anthropic(15, 75, 18.75, 30, 1.5);
 const SONNET = anthropic(3, 15, 3.75, 6, 0.3);
 // Sonnet 4 and 4.5 bill prompts over 200K tokens (their 1M-token context) at long-context rates.
 const SONNET_200K = Object.freeze({ ...SONNET, maxInputTokens: 200_000 });
+// GPT-5.4 and 5.5 bill prompts over 272K tokens (of their 1M-token context) at long-context rates.
+const openai272k = (input: number, cacheRead: number, output: number) =>
+  Object.freeze({ ...openai(input, cacheRead, output), maxInputTokens: 272_000 });
 
 /** The shipped prices by model id (dated snapshots such as `-20250929` are looked up without their date). */
 const PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
@@ -56,6 +61,11 @@ const PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
   "claude-haiku-4-5": anthropic(1, 5, 1.25, 2, 0.1),
   "claude-3-5-haiku": anthropic(0.8, 4, 1, 1.6, 0.08),
   "claude-3-haiku": anthropic(0.25, 1.25, 0.3, 0.5, 0.03),
+  "gpt-5.5": openai272k(5, 0.5, 30),
+  "gpt-5.4": openai272k(2.5, 0.25, 15),
+  "gpt-5.4-mini": openai(0.75, 0.075, 4.5),
+  "gpt-5.4-nano": openai(0.2, 0.02, 1.25),
+  "gpt-5.2": openai(1.75, 0.175, 14),
   "gpt-5.1": openai(1.25, 0.125, 10),
   "gpt-5": openai(1.25, 0.125, 10),
   "gpt-5-mini": openai(0.25, 0.025, 2),

@@ -9,5 +9,7 @@ export type { Tool, ToolDefinition, ToolExecuteOptions, ToolFactory, ToolOutput 
 export { ToolServer } from "./tool-server.ts";
 export { DEFAULT_MAX_ITERATIONS, Worker } from "./worker.ts";
 export type { TurnResult, UserInput, WorkerOptions } from "./worker.ts";
+export { contentCaptureFromEnv, TRACER_NAME } from "./telemetry.ts";
+export type { WorkerTelemetry } from "./telemetry.ts";
 export { WorkerError } from "./worker-error.ts";
 export type { WorkerErrorCode, WorkerErrorOptions } from "./worker-error.ts";

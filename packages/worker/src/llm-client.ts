@@ -21,6 +21,12 @@ export interface LlmResponse {
   readonly usage?: LlmUsage | undefined;
   /** The model's reasoning with the provider's opaque data, as received. */
   readonly reasoning?: readonly ReasoningPart[] | undefined;
+  /** The model that answered, as the provider named it (telemetry's `gen_ai.response.model`). */
+  readonly model?: string | undefined;
+  /** The provider's id of this answer (telemetry's `gen_ai.response.id`). */
+  readonly responseId?: string | undefined;
+  /** Why the model stopped, as the provider said it (`end_turn`, `tool_use`, `stop`, …). */
+  readonly finishReason?: string | undefined;
 }
 
 /** What a streaming client reports while one model call runs, in order. */

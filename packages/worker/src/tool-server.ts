@@ -16,6 +16,19 @@ interface Pending {
   readonly factory: ToolFactory;
 }
 
+/** The error behind each failed tool message, so a trace can name its code; the message itself stays plain data. */
+const toolFailures = new WeakMap<ToolMessage, unknown>();
+
+function failed(message: ToolMessage, error: unknown): ToolMessage {
+  toolFailures.set(message, error);
+  return message;
+}
+
+/** What a failed tool call threw (or the UNKNOWN_TOOL error); undefined when it did not throw. */
+export function toolFailureOf(message: ToolMessage): unknown {
+  return toolFailures.get(message);
+}
+
 function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -122,7 +135,7 @@ export class ToolServer {
         `unknown tool "${call.name}"; available tools: ${available.length === 0 ? "(none)" : available.join(", ")}`,
         { tool: call.name },
       );
-      return Object.freeze({ ...base, content: error.message, isError: true });
+      return failed(Object.freeze({ ...base, content: error.message, isError: true }), error);
     }
     try {
       // A clone, so a tool may mutate its input without touching the frozen history.
@@ -143,7 +156,7 @@ export class ToolServer {
         isError: true,
       });
     } catch (error) {
-      return Object.freeze({ ...base, content: errorText(error), isError: true });
+      return failed(Object.freeze({ ...base, content: errorText(error), isError: true }), error);
     }
   }
 

@@ -1,11 +1,14 @@
 import { errorText } from "@insomnia/errors";
 import { normalizeImages, normalizeReasoning } from "./content-parts.ts";
 import type { ImagePart } from "./content-parts.ts";
+import type { Context } from "@opentelemetry/api";
 import type { CallGuard } from "./call-guard.ts";
-import type { LlmCallOptions, LlmClient, LlmRequest, LlmStreamEvent } from "./llm-client.ts";
+import type { LlmCallOptions, LlmClient, LlmRequest, LlmResponse, LlmStreamEvent } from "./llm-client.ts";
 import { assistantMessage, normalizeMessage, normalizeToolCalls, normalizeUsage } from "./message.ts";
 import type { AssistantMessage, Message, ToolCall, ToolMessage, UserMessage } from "./message.ts";
-import { ToolServer } from "./tool-server.ts";
+import type { ResolvedTelemetry, TurnTrace, WorkerTelemetry } from "./telemetry.ts";
+import { resolveTelemetry, startChat, startTool, startTurn, within } from "./telemetry.ts";
+import { ToolServer, toolFailureOf } from "./tool-server.ts";
 import type { TurnEvent, TurnOptions } from "./turn.ts";
 import { CONTINUE_PROMPT, INTERRUPTED_RESULT } from "./turn.ts";
 import { WorkerError } from "./worker-error.ts";
@@ -35,6 +38,12 @@ export interface WorkerOptions {
    * appended and run()/resume() rejects with that same error.
    */
   onMessage?: ((message: Message) => void | Promise<void>) | undefined;
+  /**
+   * What the OpenTelemetry spans of each turn say (provider, model, agent, conversation) and
+   * whether they carry message content. Spans go to the global tracer provider (a no-op until
+   * an SDK is registered) unless `telemetry.tracerProvider` is given.
+   */
+  telemetry?: WorkerTelemetry | undefined;
 }
 
 /** What one run()/resume() produced. */
@@ -59,6 +68,7 @@ export class Worker {
   readonly tools = new ToolServer();
   readonly #client: LlmClient;
   readonly #maxIterations: number;
+  readonly #telemetry: ResolvedTelemetry;
   readonly #listeners: ((message: Message) => void | Promise<void>)[] = [];
   #systemPrompt: string | undefined;
   #history: Message[] = [];
@@ -79,6 +89,7 @@ export class Worker {
     }
     this.#client = options.client;
     this.#maxIterations = max;
+    this.#telemetry = resolveTelemetry(options.telemetry);
     if (options.onMessage !== undefined) this.#listeners.push(options.onMessage);
   }
 
@@ -143,22 +154,32 @@ export class Worker {
    * listener is called. The answer is checked like a turn's; a client failure is CLIENT_FAILED.
    */
   async callModel(request: LlmRequest, options: LlmCallOptions = {}): Promise<AssistantMessage> {
-    let response: unknown;
+    // Its own `chat` span, under the active one (the turn whose guard asked for the summary).
+    const chat = startChat(this.#telemetry, request);
     try {
-      // Always with a listener, as a turn's calls are: a client that streams only when asked
-      // must send this request the same way, byte for byte, or it cannot read their cache.
-      response = await this.#client.complete(request, { ...options, onEvent: options.onEvent ?? (() => undefined) });
-    } catch (cause) {
-      throw new WorkerError("CLIENT_FAILED", `the LLM client failed: ${errorText(cause)}`, { cause });
+      let response: unknown;
+      try {
+        // Always with a listener, as a turn's calls are: a client that streams only when asked
+        // must send this request the same way, byte for byte, or it cannot read their cache.
+        response = await within(chat.context, () =>
+          this.#client.complete(request, { ...options, onEvent: options.onEvent ?? (() => undefined) }),
+        );
+      } catch (cause) {
+        throw new WorkerError("CLIENT_FAILED", `the LLM client failed: ${errorText(cause)}`, { cause });
+      }
+      const answer = readResponse(response);
+      if (typeof answer === "string") {
+        throw new WorkerError(
+          "CLIENT_FAILED",
+          `the LLM client returned an invalid response: ${answer}; fix the client adapter`,
+        );
+      }
+      chat.succeed({ content: answer.content, toolCalls: answer.toolCalls, usage: answer.usage, ...metaOf(response) });
+      return answer;
+    } catch (error) {
+      chat.fail(error);
+      throw error;
     }
-    const answer = readResponse(response);
-    if (typeof answer === "string") {
-      throw new WorkerError(
-        "CLIENT_FAILED",
-        `the LLM client returned an invalid response: ${answer}; fix the client adapter`,
-      );
-    }
-    return answer;
   }
 
   /** True while a run()/resume() is active or queued. */
@@ -200,7 +221,21 @@ export class Worker {
     return result;
   }
 
+  /** One turn inside its `invoke_agent` span. */
   async #turn(user: UserMessage | undefined, options: TurnOptions): Promise<TurnResult> {
+    const trace = startTurn(this.#telemetry);
+    try {
+      // Spans started by code the turn calls (a message listener, a call guard) nest under it.
+      const result = await within(trace.context, () => this.#turnSteps(user, options, trace));
+      trace.end();
+      return result;
+    } catch (error) {
+      trace.end(error);
+      throw error;
+    }
+  }
+
+  async #turnSteps(user: UserMessage | undefined, options: TurnOptions, trace: TurnTrace): Promise<TurnResult> {
     if (this.#systemPrompt === undefined) {
       throw new WorkerError(
         "NO_SYSTEM_PROMPT",
@@ -216,7 +251,7 @@ export class Worker {
     throwIfAborted(context);
     await this.tools.flushPending();
     const appended: Message[] = [];
-    await this.#answerPendingToolCalls(appended, context);
+    await this.#answerPendingToolCalls(appended, context, trace);
     if (user !== undefined) {
       await this.#append(user, appended);
     } else {
@@ -242,11 +277,11 @@ export class Worker {
       await this.#askGuard("before-call", context);
       let assistant: AssistantMessage;
       try {
-        assistant = await this.#complete(context, appended);
+        assistant = await this.#complete(context, appended, trace);
       } catch (error) {
         // One more try, only when the guard replaced the history (e.g. compacted a prompt too long).
         if (context.signal.aborted || !(await this.#askGuard("call-failed", context, error))) throw error;
-        assistant = await this.#complete(context, appended);
+        assistant = await this.#complete(context, appended, trace);
       }
       await this.#append(assistant, appended);
       if (assistant.usage !== undefined) context.emit({ type: "usage", usage: assistant.usage });
@@ -254,7 +289,7 @@ export class Worker {
         throwIfAborted(context);
         return { messages: appended, final: assistant.content, iterations };
       }
-      await this.#runToolCalls(assistant.toolCalls, appended, context);
+      await this.#runToolCalls(assistant.toolCalls, appended, context, trace);
       throwIfAborted(context);
     }
   }
@@ -300,12 +335,30 @@ export class Worker {
    * validates the answer. When the turn is aborted, the text that had arrived is appended as an
    * interrupted assistant message and the call rejects with ABORTED.
    */
-  async #complete(context: TurnContext, appended: Message[]): Promise<AssistantMessage> {
+  async #complete(context: TurnContext, appended: Message[], trace: TurnTrace): Promise<AssistantMessage> {
     const request: LlmRequest = {
       systemPrompt: this.#systemPrompt!,
       messages: Object.freeze([...this.#history]),
       tools: Object.freeze(this.tools.definitions()),
     };
+    const chat = startChat(this.#telemetry, request, trace);
+    try {
+      const { message, meta } = await this.#completeCall(request, context, appended, chat.context);
+      trace.addUsage(message.usage);
+      chat.succeed({ content: message.content, toolCalls: message.toolCalls, usage: message.usage, ...meta });
+      return message;
+    } catch (error) {
+      chat.fail(error);
+      throw error;
+    }
+  }
+
+  async #completeCall(
+    request: LlmRequest,
+    context: TurnContext,
+    appended: Message[],
+    chatContext: Context,
+  ): Promise<{ message: AssistantMessage; meta: ResponseMeta }> {
     let streamed = "";
     let deltas = 0;
     const onEvent = (event: LlmStreamEvent): void => {
@@ -324,7 +377,7 @@ export class Worker {
     };
     let response: unknown;
     try {
-      response = await this.#client.complete(request, { signal: context.signal, onEvent });
+      response = await within(chatContext, () => this.#client.complete(request, { signal: context.signal, onEvent }));
     } catch (cause) {
       if (context.signal.aborted) {
         if (streamed !== "") {
@@ -352,7 +405,9 @@ export class Worker {
       if (typeof thought === "string") throw invalid(thought);
       // A client that only completes: its whole text is the one delta.
       if (deltas === 0 && content !== "") context.emit({ type: "text-delta", text: content });
-      return assistantMessage(content, calls, counted, { reasoning: thought });
+      // Only telemetry reads these: a client that gives none (or no strings) still works.
+      const meta = metaOf(response);
+      return { message: assistantMessage(content, calls, counted, { reasoning: thought }), meta };
     } catch (cause) {
       if (WorkerError.is(cause)) throw cause;
       // Reading the response threw (a hostile getter or proxy): still the client's fault.
@@ -371,15 +426,27 @@ export class Worker {
    * aborted, a call that failed and every call not yet run gets an `isError` "interrupted"
    * result, so each call keeps its result.
    */
-  async #runToolCalls(calls: readonly ToolCall[], appended: Message[], context: TurnContext): Promise<void> {
+  async #runToolCalls(
+    calls: readonly ToolCall[],
+    appended: Message[],
+    context: TurnContext,
+    trace: TurnTrace,
+  ): Promise<void> {
     for (const call of calls) {
       let result: ToolMessage;
       if (context.signal.aborted) {
         result = interruptedResult(call);
       } else {
         context.emit({ type: "tool-call", id: call.id, name: call.name, input: call.input });
-        result = await this.tools.call(call, { signal: context.signal });
+        const span = startTool(
+          this.#telemetry,
+          call,
+          () => this.tools.definitions().find((d) => d.name === call.name)?.description,
+          trace,
+        );
+        result = await within(span.context, () => this.tools.call(call, { signal: context.signal }));
         if (context.signal.aborted && result.isError === true) result = interruptedResult(call);
+        span.end(result, result.isError === true ? (toolFailureOf(result) ?? abortedTool(context)) : undefined);
       }
       await this.#append(result, appended);
       context.emit({ type: "tool-result", id: call.id, name: call.name, isError: result.isError === true });
@@ -390,7 +457,7 @@ export class Worker {
    * When the history ends with an assistant message whose tool calls were not all
    * answered (an interrupted turn), runs the missing ones so the history is valid again.
    */
-  async #answerPendingToolCalls(appended: Message[], context: TurnContext): Promise<void> {
+  async #answerPendingToolCalls(appended: Message[], context: TurnContext, trace: TurnTrace): Promise<void> {
     let index = this.#history.length - 1;
     while (index >= 0 && this.#history[index]!.role === "tool") index -= 1;
     const assistant = this.#history[index];
@@ -400,6 +467,7 @@ export class Worker {
       assistant.toolCalls.filter((call) => !answered.has(call.id)),
       appended,
       context,
+      trace,
     );
   }
 
@@ -409,6 +477,24 @@ export class Worker {
     this.#history.push(frozen);
     appended.push(frozen);
   }
+}
+
+/** What the model answered besides its message, for the model call's span. */
+type ResponseMeta = Pick<LlmResponse, "model" | "responseId" | "finishReason">;
+
+/** The telemetry-only fields of a checked response (strings only; anything else is left out). */
+function metaOf(response: unknown): ResponseMeta {
+  const { model, responseId, finishReason } = response as Record<string, unknown>;
+  return {
+    ...(typeof model === "string" ? { model } : {}),
+    ...(typeof responseId === "string" ? { responseId } : {}),
+    ...(typeof finishReason === "string" ? { finishReason } : {}),
+  };
+}
+
+/** The error a tool span reports when the turn was aborted under the tool (else the tool's own failure). */
+function abortedTool(context: TurnContext): unknown {
+  return context.signal.aborted ? abortError(context, context.signal.reason) : undefined;
 }
 
 function interruptedResult(call: ToolCall): ToolMessage {

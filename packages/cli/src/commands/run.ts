@@ -23,6 +23,9 @@ import { podToolFactories } from "../pod-tool-factories.ts";
 import type { RunMcpTools } from "../mcp-tools.ts";
 import { hideSecret } from "../shown-text.ts";
 import { resolveWorkspaceDir } from "../workspace-dir.ts";
+import { conversationRoot } from "../trace-conversation.ts";
+import type { Tracing } from "../tracing.ts";
+import { FORCED_EXIT_FLUSH_MS, flushTracing, providerServer, startTracing } from "../tracing.ts";
 
 /** Exit status after Ctrl-C stopped a turn (128 + SIGINT, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
@@ -36,19 +39,31 @@ export async function runRun(options: RunOptions, io: CliIo): Promise<number> {
   const images = await readImages(options.images ?? [], io.cwd);
   const text = await readInput(options.input, io);
   const input: UserInput | string = images.length === 0 ? text : { text, images };
-  return session(options, io, { input, fresh: options.new, reasoning: options.reasoning === true });
+  return traced(io, (tracing) =>
+    session(options, io, { input, fresh: options.new, reasoning: options.reasoning === true, tracing }),
+  );
 }
 
 /** `pod resume`: continues an interrupted turn of the latest conversation. */
 export async function runResume(options: ResumeOptions, io: CliIo): Promise<number> {
   preload();
-  return session(options, io, { reasoning: options.reasoning === true });
+  return traced(io, (tracing) => session(options, io, { reasoning: options.reasoning === true, tracing }));
+}
+
+/** Runs a command with spans exported when an OTLP endpoint is configured, flushed before it returns or throws. */
+async function traced(io: CliIo, command: (tracing: Tracing | undefined) => Promise<number>): Promise<number> {
+  const tracing = await startTracing(io.env, (warning) => writeWarning(io, styleFor(io.stderr, io.env), warning));
+  try {
+    return await command(tracing);
+  } finally {
+    await flushTracing(tracing);
+  }
 }
 
 /** `pod compact`: compacts the latest conversation now, the way a long one is compacted on its own. */
 export async function runCompact(options: CompactOptions, io: CliIo): Promise<number> {
   preload();
-  return session(options, io, { reasoning: false, compact: { json: options.json } });
+  return traced(io, (tracing) => session(options, io, { reasoning: false, compact: { json: options.json }, tracing }));
 }
 
 /** Reads and checks each `--image FILE` (png, jpeg, gif, webp by their bytes; at most 5 MiB). */
@@ -111,14 +126,21 @@ async function readInput(words: readonly string[], io: CliIo): Promise<string> {
 
 /**
  * The first Ctrl-C (SIGINT) or SIGTERM stops the turn (what was logged stays, MCP servers are
- * stopped in order); a second one ends the process. `exitStatus` is 128 + the signal's number.
+ * stopped in order); a second one ends the process, after sending the spans that ended (for a
+ * moment at most). `exitStatus` is 128 + the signal's number.
  */
-function interruption(io: CliIo): { signal: AbortSignal; exitStatus: number; stop(): void } {
+function interruption(
+  io: CliIo,
+  tracing: Tracing | undefined,
+): { signal: AbortSignal; exitStatus: number; stop(): void } {
   if (io.signal !== undefined) return { signal: io.signal, exitStatus: EXIT_INTERRUPTED, stop() {} };
   const controller = new AbortController();
   const state = { signal: controller.signal, exitStatus: EXIT_INTERRUPTED, stop: () => {} };
   const on = (status: number) => (): void => {
-    if (controller.signal.aborted) process.exit(status);
+    if (controller.signal.aborted) {
+      void flushTracing(tracing, FORCED_EXIT_FLUSH_MS).finally(() => process.exit(status));
+      return;
+    }
     state.exitStatus = status;
     controller.abort();
   };
@@ -135,7 +157,13 @@ function interruption(io: CliIo): { signal: AbortSignal; exitStatus: number; sto
 
 type SessionOptions = StoreOptions & { now?: Date };
 /** A `pod run` turn (`input` set) or a `pod resume` (no input). */
-type Turn = { input?: string | UserInput; fresh?: boolean; reasoning: boolean; compact?: { json: boolean } };
+type Turn = {
+  input?: string | UserInput;
+  fresh?: boolean;
+  reasoning: boolean;
+  compact?: { json: boolean };
+  tracing?: Tracing | undefined;
+};
 
 async function session(options: SessionOptions, io: CliIo, turn: Turn): Promise<number> {
   const cwd = await resolveWorkspaceDir(options.cwd, io.cwd);
@@ -190,9 +218,12 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     );
   }
 
+  // Spans name the conversation as pod log does (its first segment); only looked up when they are exported.
+  const conversationId =
+    turn.tracing === undefined || latest === undefined ? undefined : await conversationRoot(store, latest);
   const [
     { aiSdkClient, AiSdkError, DEFAULT_MAX_RETRIES },
-    { Worker, WorkerError },
+    { Worker, WorkerError, contentCaptureFromEnv },
     { Pod, SUMMARY_PREFIX, callCost, priceOf, usageTotals },
     { PromptLoader },
     model,
@@ -203,7 +234,7 @@ async function converse({ store, location, choice, key, manifest, options, turn,
     import("@insomnia/prompt-loader"),
     languageModel(choice, key, io.env),
   ]);
-  const interrupt = interruption(io);
+  const interrupt = interruption(io, turn.tracing);
   let pod: Pod | undefined;
   let mcp: RunMcpTools | undefined;
   try {
@@ -218,7 +249,19 @@ async function converse({ store, location, choice, key, manifest, options, turn,
       cacheKey: () => (pod?.segmentId === undefined ? undefined : promptCacheKey(manifest, pod.segmentId)),
       onWarning: (warning) => writeWarning(io, style, { code: "PROVIDER_WARNING", message: warning.message }),
     });
-    const worker = new Worker({ client, maxIterations: manifest.worker.max_turns });
+    const worker = new Worker({
+      client,
+      maxIterations: manifest.worker.max_turns,
+      telemetry: {
+        providerName: choice.kind,
+        requestModel: choice.model,
+        ...providerServer(choice.kind, choice.baseURL),
+        agentName: manifest.pod.name,
+        // A new conversation's id is its first segment, created when the first turn starts.
+        conversationId: () => conversationId ?? pod?.segmentId,
+        captureMessageContent: contentCaptureFromEnv(io.env),
+      },
+    });
     mcp = registerMcpTools(worker, {
       manifest,
       env: io.env,

@@ -1,23 +1,14 @@
 import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import { didYouMeanSuffix } from "@insomnia/errors";
 import { isSameOrInside, openedPath, readCapped } from "@insomnia/safe-read";
-import {
-  apiKeyFilePath,
-  type ManifestOrigins,
-  PROJECT_MANIFEST_PATH,
-  type PodManifest,
-  workspaceRootOf,
-} from "@insomnia/manifest";
+import { apiKeyFilePath, type ManifestOrigins, type PodManifest, workspaceRootOf } from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./io.ts";
 import { type ProxyEnv, providerFetch } from "./provider-fetch.ts";
+import { PROVIDER_KINDS, type ProviderKind, unknownProviderKind } from "./provider-kind.ts";
 
 /** An AI SDK language model, as aiSdkClient takes it. */
 export type LanguageModel = Parameters<typeof aiSdkClient>[0];
-
-import { PROVIDER_KINDS, type ProviderKind, unknownProviderKind } from "./provider-kind.ts";
 
 export { PROVIDER_KINDS };
 
@@ -42,13 +33,6 @@ export interface ProviderChoice {
   /** Set when the workspace layer named `apiKeyFile`: the file must really be inside this directory (the workspace root). */
   keyFileWithin?: string;
 }
-
-/** Where each provider sends its requests without a base URL. */
-const DEFAULT_ORIGIN: Record<ProviderKind, string | undefined> = {
-  anthropic: "https://api.anthropic.com",
-  openai: "https://api.openai.com",
-  "openai-compatible": undefined,
-};
 
 /**
  * Checks the manifest's provider block; no block or an unknown kind is a coded error (exit 1).

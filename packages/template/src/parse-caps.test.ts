@@ -112,7 +112,8 @@ describe("issue 27: caps are enforced as the work is done", () => {
       fc.property(fc.array(fc.constantFrom(...leafAtoms), { minLength: 1, maxLength: 10 }), (atoms) =>
         compare(atoms.join("")),
       ),
-      { numRuns: runs(300, 5000) },
+      // About one random leaf in fourteen parses cleanly: 1,500 runs compare about 100, so the floor below always holds.
+      { numRuns: runs(1500, 5000) },
     );
     expect(compared).toBeGreaterThan(20);
   });

@@ -246,6 +246,31 @@ function parseNow(value: string | undefined): Date | undefined {
   return now;
 }
 
+/** The options `run`, `resume` and `compact` share: which workspace, store and conversation. */
+interface ConversationTargetValues {
+  cwd?: string | undefined;
+  manifest?: string | undefined;
+  store?: string | undefined;
+  now?: string | undefined;
+  conversation?: string | undefined;
+}
+
+function rejectBadConversationTarget(values: ConversationTargetValues, hint: string): void {
+  rejectEmptyPaths(values, hint);
+  rejectEmptyStore(values.store, hint);
+  rejectEmptyConversation(values.conversation, hint);
+}
+
+function conversationTarget(values: ConversationTargetValues) {
+  return {
+    cwd: values.cwd,
+    manifest: values.manifest,
+    store: values.store,
+    now: parseNow(values.now),
+    conversation: values.conversation,
+  };
+}
+
 function rejectEmptyConversation(id: string | undefined, hint: string): void {
   if (id === "") throw new CliError("USAGE", `--conversation needs an id (pod log --list shows them) (see '${hint}')`);
 }
@@ -334,9 +359,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     case "run": {
       const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.run, hint);
       if (values.help === true) return { command: "help", topic: first };
-      rejectEmptyPaths(values, hint);
-      rejectEmptyStore(values.store, hint);
-      rejectEmptyConversation(values.conversation, hint);
+      rejectBadConversationTarget(values, hint);
       if (values.new === true && values.conversation !== undefined) {
         throw new CliError("USAGE", `--new and --conversation cannot be combined (see '${hint}')`);
       }
@@ -350,13 +373,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
             images: values.image ?? [],
             reasoning: values.reasoning === true,
           },
-          {
-            cwd: values.cwd,
-            manifest: values.manifest,
-            store: values.store,
-            now: parseNow(values.now),
-            conversation: values.conversation,
-          },
+          conversationTarget(values),
         ),
       };
     }
@@ -364,20 +381,12 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.resume, hint);
       if (values.help === true) return { command: "help", topic: first };
       rejectPositionals(positionals, hint);
-      rejectEmptyPaths(values, hint);
-      rejectEmptyStore(values.store, hint);
-      rejectEmptyConversation(values.conversation, hint);
+      rejectBadConversationTarget(values, hint);
       return {
         command: "resume",
         options: withDefined<ResumeOptions>(
           { overlays: values.overlay ?? [], ...(values.reasoning === true ? { reasoning: true } : {}) },
-          {
-            cwd: values.cwd,
-            manifest: values.manifest,
-            store: values.store,
-            now: parseNow(values.now),
-            conversation: values.conversation,
-          },
+          conversationTarget(values),
         ),
       };
     }
@@ -385,20 +394,12 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       const { values, positionals } = strictParse(rest, COMMAND_OPTIONS.compact, hint);
       if (values.help === true) return { command: "help", topic: first };
       rejectPositionals(positionals, hint);
-      rejectEmptyPaths(values, hint);
-      rejectEmptyStore(values.store, hint);
-      rejectEmptyConversation(values.conversation, hint);
+      rejectBadConversationTarget(values, hint);
       return {
         command: "compact",
         options: withDefined<CompactOptions>(
           { overlays: values.overlay ?? [], json: values.json === true },
-          {
-            cwd: values.cwd,
-            manifest: values.manifest,
-            store: values.store,
-            now: parseNow(values.now),
-            conversation: values.conversation,
-          },
+          conversationTarget(values),
         ),
       };
     }

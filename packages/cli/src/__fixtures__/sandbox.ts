@@ -51,6 +51,16 @@ export interface Sandbox {
   cleanup(): Promise<void>;
 }
 
+/** The environment of a `pod run` against a local fake provider: the sandbox's, a state dir inside it, test keys. */
+export function fakeProviderEnv(box: Sandbox): Record<string, string> {
+  return {
+    ...box.env,
+    XDG_STATE_HOME: join(box.home, "state"),
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    OPENAI_API_KEY: "sk-test",
+  };
+}
+
 /** How a sandbox's `pod` processes keep the bin's compile cache. */
 export interface SandboxOptions {
   /**

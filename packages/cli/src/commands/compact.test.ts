@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { afterEach, describe, expect, test } from "vitest";
-import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { runPod, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 // Automatic compaction through the built `pod` against the fake provider: scripted usage figures
@@ -52,12 +52,7 @@ async function workspace(
       "",
     ].join("\n"),
   );
-  return {
-    ...box.env,
-    XDG_STATE_HOME: join(box.home, "state"),
-    ANTHROPIC_API_KEY: "sk-ant-test",
-    OPENAI_API_KEY: "sk-test",
-  };
+  return fakeProviderEnv(box);
 }
 
 const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env });

@@ -5,7 +5,7 @@ import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { CONTINUE_PROMPT } from "@insomnia/worker";
 import { afterEach, describe, expect, test } from "vitest";
-import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { BIN, runPod, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 const { box } = useSandbox();
@@ -239,12 +239,7 @@ async function reasoningWorkspace(
       "",
     ].join("\n"),
   );
-  return {
-    ...box.env,
-    XDG_STATE_HOME: join(box.home, "state"),
-    ANTHROPIC_API_KEY: "sk-ant-test",
-    OPENAI_API_KEY: "sk-test",
-  };
+  return fakeProviderEnv(box);
 }
 
 /** Starts the bin; `stop(signal)` kills it, `done` is its end. */

@@ -11,7 +11,7 @@ import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { findPgBinaries, freePort, PgServer } from "../../../segment-store-postgres/src/__fixtures__/pg-server.ts";
 import { type CountingProxy, startCountingProxy } from "../__fixtures__/http-proxy.ts";
-import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { BIN, runPod, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 const { box } = useSandbox();
@@ -53,12 +53,7 @@ async function workspace(
       "",
     ].join("\n"),
   );
-  return {
-    ...box.env,
-    XDG_STATE_HOME: join(box.home, "state"),
-    ANTHROPIC_API_KEY: "sk-ant-test",
-    OPENAI_API_KEY: "sk-test",
-  };
+  return fakeProviderEnv(box);
 }
 
 const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env });

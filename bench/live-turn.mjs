@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { distFile, fmtMs, fmtRatio, importDist, main, median, met, result, ROOT, tempDir } from "./lib.mjs";
+import { anthropicStreamHead, anthropicStreamTail, anthropicTextDelta } from "./anthropic-stream.mjs";
 
 const { aiSdkClient } = await importDist("ai-sdk");
 const { Worker } = await importDist("worker");
@@ -23,39 +24,9 @@ const MARK = "MARK-first-text";
 const SAMPLES = Number(process.env.LIVE_TURN_SAMPLES ?? 25);
 const PROCESS_SAMPLES = Number(process.env.LIVE_TURN_PROCESS_SAMPLES ?? 12);
 
-const sse = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-const HEAD =
-  sse("message_start", {
-    type: "message_start",
-    message: {
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: "claude-sonnet-4-5",
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 1 },
-    },
-  }) + sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
-const TEXT = sse("content_block_delta", {
-  type: "content_block_delta",
-  index: 0,
-  delta: { type: "text_delta", text: MARK },
-});
-const TAIL =
-  sse("content_block_delta", {
-    type: "content_block_delta",
-    index: 0,
-    delta: { type: "text_delta", text: " and the rest." },
-  }) +
-  sse("content_block_stop", { type: "content_block_stop", index: 0 }) +
-  sse("message_delta", {
-    type: "message_delta",
-    delta: { stop_reason: "end_turn", stop_sequence: null },
-    usage: { output_tokens: 5 },
-  }) +
-  sse("message_stop", { type: "message_stop" });
+const HEAD = anthropicStreamHead({ input_tokens: 10, output_tokens: 1 });
+const TEXT = anthropicTextDelta(MARK);
+const TAIL = anthropicTextDelta(" and the rest.") + anthropicStreamTail(5);
 
 /** The server; `firstTextAt` is the clock when the last request's first text byte was written. */
 async function startServer() {

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { compare, distFile, fmtMs, fmtRatio, importDist, main, median, met, result, ROOT, tempDir } from "./lib.mjs";
+import { anthropicStream } from "./anthropic-stream.mjs";
 
 const { McpServers } = await importDist("mcp");
 const MCP_DIR = join(ROOT, "packages", "mcp");
@@ -47,32 +48,8 @@ async function callOverhead(log) {
   }
 }
 
-const sse = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 // `pod run` streams (the AI SDK's streamText): the answer is Anthropic's server-sent events.
-const ANSWER = [
-  sse("message_start", {
-    type: "message_start",
-    message: {
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: "claude-sonnet-4-5",
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 1, output_tokens: 1 },
-    },
-  }),
-  sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
-  sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "hello" } }),
-  sse("content_block_stop", { type: "content_block_stop", index: 0 }),
-  sse("message_delta", {
-    type: "message_delta",
-    delta: { stop_reason: "end_turn", stop_sequence: null },
-    usage: { output_tokens: 1 },
-  }),
-  sse("message_stop", { type: "message_stop" }),
-].join("");
+const ANSWER = anthropicStream("hello");
 
 async function firstRequest(log, dir) {
   let onFirstByte;

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { compare, distFile, fmtMs, fmtRatio, importDist, main, median, met, result, ROOT, tempDir } from "./lib.mjs";
+import { anthropicStream } from "./anthropic-stream.mjs";
 
 const { aiSdkClient } = await importDist("ai-sdk");
 const { startFakeProvider } = await importDist("ai-sdk", "testing.js");
@@ -240,38 +241,8 @@ async function adapterOverhead(log) {
   }
 }
 
-const ANSWER = JSON.stringify({
-  id: "msg_1",
-  type: "message",
-  role: "assistant",
-  model: "claude-sonnet-4-5",
-  content: [{ type: "text", text: "hello" }],
-  stop_reason: "end_turn",
-  stop_sequence: null,
-  usage: { input_tokens: 1, output_tokens: 1 },
-});
-
-const sseEvent = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 /** The same answer as Anthropic streams it: `pod run` always streams (issue 29). */
-const STREAMED_ANSWER = [
-  sseEvent("message_start", {
-    type: "message_start",
-    message: { ...JSON.parse(ANSWER), content: [], stop_reason: null },
-  }),
-  sseEvent("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
-  sseEvent("content_block_delta", {
-    type: "content_block_delta",
-    index: 0,
-    delta: { type: "text_delta", text: "hello" },
-  }),
-  sseEvent("content_block_stop", { type: "content_block_stop", index: 0 }),
-  sseEvent("message_delta", {
-    type: "message_delta",
-    delta: { stop_reason: "end_turn", stop_sequence: null },
-    usage: { output_tokens: 1 },
-  }),
-  sseEvent("message_stop", { type: "message_stop" }),
-].join("");
+const STREAMED_ANSWER = anthropicStream("hello");
 
 async function coldRun(log, dir) {
   const ws = join(dir, "cold");

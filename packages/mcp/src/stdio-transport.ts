@@ -17,8 +17,8 @@ export interface StdioLaunch {
 
 /** Largest single JSON-RPC line accepted from a server; a longer one is a broken server (64 MiB). */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
-/** How long a server gets to exit after SIGTERM before its group is killed. */
-const TERM_GRACE_MS = 500;
+/** How long a server gets to exit after the end of its input, and again after SIGTERM, before the next step. */
+const STOP_GRACE_MS = 500;
 /** Bytes of a server's stderr kept for messages about it. */
 const STDERR_TAIL_BYTES = 2048;
 
@@ -101,24 +101,26 @@ export class ProcessGroupStdioTransport implements Transport {
     });
   }
 
-  /** Ends stdin, asks the group to stop, and kills it when it does not within a moment. */
+  /**
+   * Stops the server the way the MCP spec's stdio shutdown says: ends its input, then asks its
+   * group with SIGTERM if it has not exited within a moment, then kills the group.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     const started = this.#started;
-    if (started !== undefined && this.#child !== undefined) {
+    const gone = this.#gone;
+    if (started !== undefined && this.#child !== undefined && gone !== undefined) {
       this.#child.stdin?.end();
       // Known at once, or never when the server could not start (then its guard is ended).
       const group = await started.group.catch(() => undefined);
-      let timer: NodeJS.Timeout | undefined;
       if (group === undefined) {
         started.child.kill("SIGKILL");
-      } else {
+      } else if (!(await settlesWithin(gone, STOP_GRACE_MS))) {
         signalGroup(group, "SIGTERM");
-        timer = setTimeout(() => signalGroup(group, "SIGKILL"), TERM_GRACE_MS);
+        if (!(await settlesWithin(gone, STOP_GRACE_MS))) signalGroup(group, "SIGKILL");
       }
-      await this.#gone;
-      clearTimeout(timer);
+      await gone;
     }
     this.#chunks = [];
   }
@@ -156,5 +158,18 @@ export class ProcessGroupStdioTransport implements Transport {
       return;
     }
     this.#chunks.push(rest);
+  }
+}
+
+/** Whether `promise` settles within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,4 +1,4 @@
-// `pnpm release`: version every package with pending changesets, build, and publish to
+// `pnpm release`: build, version every package with pending changesets, and publish to
 // the private registry the environment names.
 //
 //   INSOMNIA_REGISTRY=https://npm.example.internal/ pnpm release
@@ -34,6 +34,9 @@ function run(command, args) {
   }
 }
 
+// Built before versioning: no build output depends on a version (the CLI reads its own from
+// package.json), so turbo serves the build the tests just ran instead of building it again.
+run("pnpm", ["run", "build"]);
 const pending = readdirSync(new URL("../.changeset/", import.meta.url)).filter(
   (f) => f.endsWith(".md") && f !== "README.md",
 );
@@ -42,5 +45,4 @@ if (pending.length > 0) {
 } else {
   console.error("release: no pending changesets; publishing the current versions.");
 }
-run("pnpm", ["run", "build"]);
 run(process.execPath, [changeset, "publish"]);

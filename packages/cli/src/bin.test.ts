@@ -121,8 +121,10 @@ async function vendorNames(): Promise<string[]> {
 
 /** A copy of the built bin's directory without the named dist/vendor files. */
 async function binWithout(vendors: readonly string[]): Promise<string> {
-  const dir = join(box.home, "bin-copy");
+  // Laid out as installed: dist/ beside package.json, where `--version` reads the version.
+  const dir = join(box.home, "cli-copy", "dist");
   await cp(dirname(BIN), dir, { recursive: true });
+  await cp(join(dirname(BIN), "..", "package.json"), join(dir, "..", "package.json"));
   for (const name of vendors) await rm(join(dir, "vendor", `${name}.cjs`));
   return join(dir, basename(BIN));
 }

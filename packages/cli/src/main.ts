@@ -5,7 +5,7 @@ import { CliError } from "./cli-error.ts";
 import { helpText } from "./help.ts";
 import type { CliIo } from "./io.ts";
 import { formatProblemLine, styleFor } from "./output.ts";
-import { VERSION } from "./version.ts";
+import { podVersion } from "./version.ts";
 
 /** Exit status of `pod`: success, a problem in the user's files, wrong usage, a bug in pod. */
 export const EXIT = { ok: 0, user: 1, usage: 2, internal: 70 } as const;
@@ -26,7 +26,7 @@ async function dispatch(invocation: Invocation, io: CliIo): Promise<number> {
       io.stdout.write(helpText(invocation.topic));
       return EXIT.ok;
     case "version":
-      io.stdout.write(`${VERSION}\n`);
+      io.stdout.write(`${podVersion()}\n`);
       return EXIT.ok;
     case "prompt":
       return (await import("./commands/prompt.ts")).runPrompt(invocation.options, io);

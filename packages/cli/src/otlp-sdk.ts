@@ -6,7 +6,6 @@ import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/expor
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { OtlpProtocol, Tracing } from "./tracing.ts";
-import { VERSION } from "./version.ts";
 
 /**
  * Registers a global tracer provider that batches spans to the OTLP/HTTP endpoint. The
@@ -14,10 +13,10 @@ import { VERSION } from "./version.ts";
  * variables, the batch processor `OTEL_BSP_*`, the sampler `OTEL_TRACES_SAMPLER`; the resource
  * is `service.name` `pod` unless `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` say otherwise.
  */
-export function startOtlpTracing(protocol: OtlpProtocol): Tracing {
+export function startOtlpTracing(protocol: OtlpProtocol, version: string): Tracing {
   const exporter = protocol === "http/json" ? new JsonTraceExporter() : new ProtobufTraceExporter();
   const resource = defaultResource()
-    .merge(resourceFromAttributes({ "service.name": "pod", "service.version": VERSION }))
+    .merge(resourceFromAttributes({ "service.name": "pod", "service.version": version }))
     .merge(detectResources({ detectors: [envDetector] }));
   const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   // A host process (main() called in a service) that registered its own keeps it: the spans go there.

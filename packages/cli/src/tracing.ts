@@ -5,6 +5,8 @@
  * API's no-ops and nothing of the SDK is read.
  */
 
+import { podVersion } from "./version.ts";
+
 /** The OTLP/HTTP encodings `pod` exports in. */
 export type OtlpProtocol = "http/protobuf" | "http/json";
 
@@ -62,7 +64,7 @@ export async function startTracing(
     return undefined;
   }
   const { startOtlpTracing } = await import("./otlp-sdk.ts");
-  return startOtlpTracing(request.protocol);
+  return startOtlpTracing(request.protocol, podVersion());
 }
 
 /** Where a provider's requests go, for the `server.address` and `server.port` of model-call spans. */

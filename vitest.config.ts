@@ -1,0 +1,27 @@
+import { availableParallelism } from "node:os";
+import { defineConfig } from "vitest/config";
+
+/**
+ * Every test of the repository in one run: each package and example is a project with its own
+ * config (timeouts, global setup), and the repository checks are one more. One process shares
+ * one pool of workers across all of them, sized to the machine's cores.
+ */
+export default defineConfig({
+  test: {
+    // Vitest's default leaves one core free (1 worker on a 2-core machine); the CLI and store
+    // tests spend much of their time waiting on the processes they start.
+    maxWorkers: availableParallelism(),
+    projects: [
+      "packages/*/vitest.config.ts",
+      "examples/*/vitest.config.ts",
+      {
+        test: {
+          name: "repo",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/e2e/**"],
+          testTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});

@@ -1,12 +1,4 @@
-import { defineConfig } from "vitest/config";
-import { TEST_TIMEOUT_MS } from "../../test/support/property-runs.ts";
+import { packageTests } from "../../test/support/package-tests.ts";
 
-export default defineConfig({
-  test: {
-    include: ["src/**/*.test.ts"],
-    testTimeout: TEST_TIMEOUT_MS,
-    hookTimeout: TEST_TIMEOUT_MS,
-    // The same copy as `build`, so tests read the builtin prompts from src/../prompts.
-    globalSetup: ["./scripts/copy-prompts.mjs"],
-  },
-});
+// The same copy as `build`, so tests read the builtin prompts from src/../prompts.
+export default packageTests({ globalSetup: ["./scripts/copy-prompts.mjs"] });

@@ -1,10 +1,4 @@
-import { defineConfig } from "vitest/config";
-import { TEST_TIMEOUT_MS } from "../../test/support/property-runs.ts";
+import { packageTests } from "../../test/support/package-tests.ts";
 
-export default defineConfig({
-  test: {
-    include: ["src/**/*.test.ts"],
-    testTimeout: TEST_TIMEOUT_MS,
-    hookTimeout: TEST_TIMEOUT_MS,
-  },
-});
+// Isolated: a test checks that yaml is read on the first parse only.
+export default packageTests({ isolate: true });

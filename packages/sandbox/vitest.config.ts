@@ -1,18 +1,12 @@
-import { defineConfig } from "vitest/config";
-import { TEST_TIMEOUT_MS } from "../../test/support/property-runs.ts";
+import { packageTests } from "../../test/support/package-tests.ts";
 import { sandboxGate } from "../../test/support/sandbox-gate.ts";
 
 const gate = sandboxGate();
 // The one visible line of a machine without bubblewrap; every other test of the repository runs.
 if (!gate.available) console.log(gate.line);
 
-export default defineConfig({
-  test: {
-    include: ["src/**/*.test.ts"],
-    // Tests that run bwrap are named *.sandbox.test.ts; without bubblewrap only those are left out.
-    exclude: gate.available ? [] : ["src/**/*.sandbox.test.ts"],
-    passWithNoTests: true,
-    testTimeout: TEST_TIMEOUT_MS,
-    hookTimeout: TEST_TIMEOUT_MS,
-  },
+export default packageTests({
+  // Tests that run bwrap are named *.sandbox.test.ts; without bubblewrap only those are left out.
+  exclude: gate.available ? [] : ["src/**/*.sandbox.test.ts"],
+  passWithNoTests: true,
 });

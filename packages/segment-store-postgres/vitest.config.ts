@@ -1,11 +1,4 @@
-import { defineConfig } from "vitest/config";
-import { TEST_TIMEOUT_MS } from "../../test/support/property-runs.ts";
+import { packageTests } from "../../test/support/package-tests.ts";
 
-export default defineConfig({
-  test: {
-    include: ["src/**/*.test.ts"],
-    globalSetup: ["src/__fixtures__/global-setup.ts"],
-    testTimeout: TEST_TIMEOUT_MS,
-    hookTimeout: TEST_TIMEOUT_MS,
-  },
-});
+// One throwaway PostgreSQL server (and a data-dir template for tests that need their own) for the run.
+export default packageTests({ globalSetup: ["src/__fixtures__/global-setup.ts"] });

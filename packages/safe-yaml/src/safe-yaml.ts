@@ -54,11 +54,11 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   const { Parser, Composer } = yaml();
   try {
     const tokens = Array.from(new Parser().parse(text));
-    issues.push(...scanTokens(tokens));
     // yaml's Composer recurses once per nesting level, and a stack overflow inside V8's
     // regexp compiler aborts the process; so measure the depth on the (iteratively built)
     // token tree first and never compose absurdly nested input.
-    const tooDeep = nestingIssue(tokens);
+    const { found, tooDeep } = scanTokens(tokens);
+    issues.push(...found);
     if (tooDeep !== undefined) {
       issues.push(tooDeep);
       return { value: undefined, positions, issues };
@@ -98,48 +98,45 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   return { value: value === SKIP ? undefined : value, positions, issues };
 }
 
-/** Finds anchors, aliases, tags and directives anywhere in the CST, iteratively. */
-function scanTokens(tokens: readonly unknown[]): Issue[] {
+const COLLECTION_TOKENS: ReadonlySet<string> = new Set(["block-map", "block-seq", "flow-collection"]);
+
+/**
+ * Finds anchors, aliases, tags and directives anywhere in the CST, and the first collection
+ * nested deeper than the manifest allows: one iterative walk (the CST can be deeper than the stack).
+ */
+function scanTokens(tokens: readonly unknown[]): { found: Issue[]; tooDeep: Issue | undefined } {
   const found: Issue[] = [];
-  const stack: unknown[] = [...tokens];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (Array.isArray(item)) {
-      stack.push(...item);
-      continue;
-    }
+  let tooDeep: Issue | undefined;
+  // Two parallel stacks: what to visit, and the collection depth it sits at.
+  const items: unknown[] = [...tokens];
+  const depths: number[] = tokens.map(() => 0);
+  while (items.length > 0) {
+    const item = items.pop();
+    const depth = depths.pop() ?? 0;
     if (item === null || typeof item !== "object") continue;
     const token = item as { type?: unknown; offset?: unknown; source?: unknown };
     if (typeof token.offset === "number" && typeof token.source === "string") {
       const issue = tokenIssue(String(token.type), token.source, token.offset);
       if (issue !== undefined) found.push(issue);
     }
-    for (const child of Object.values(item)) if (child !== null && typeof child === "object") stack.push(child);
-  }
-  return found;
-}
-
-const COLLECTION_TOKENS: ReadonlySet<string> = new Set(["block-map", "block-seq", "flow-collection"]);
-
-/** The first collection nested deeper than the manifest allows, found without recursion. */
-function nestingIssue(tokens: readonly unknown[]): Issue | undefined {
-  const stack: { item: unknown; depth: number }[] = tokens.map((item) => ({ item, depth: 0 }));
-  while (stack.length > 0) {
-    const { item, depth } = stack.pop()!;
-    if (item === null || typeof item !== "object") continue;
-    const token = item as { type?: unknown; offset?: unknown };
     const inner = typeof token.type === "string" && COLLECTION_TOKENS.has(token.type) ? depth + 1 : depth;
-    if (inner > MAX_YAML_DEPTH) {
-      return {
+    if (inner > MAX_YAML_DEPTH && tooDeep === undefined) {
+      tooDeep = {
         code: "YAML_SYNTAX",
         detail: `the YAML is nested more than ${MAX_YAML_DEPTH} levels deep; a manifest needs at most a few`,
         offset: typeof token.offset === "number" ? token.offset : 0,
       };
     }
-    for (const child of Object.values(item))
-      if (child !== null && typeof child === "object") stack.push({ item: child, depth: inner });
+    // CST tokens and arrays are plain: `for…in` sees what Object.values would, without an array per node.
+    for (const key in item) {
+      const child = (item as Record<string, unknown>)[key];
+      if (child !== null && typeof child === "object") {
+        items.push(child);
+        depths.push(inner);
+      }
+    }
   }
-  return undefined;
+  return { found, tooDeep };
 }
 
 function tokenIssue(type: string, source: string, offset: number): Issue | undefined {

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { isSameOrInside, isStrictlyInside, type ResolvedRoot, resolveRoot } from "@insomnia/safe-read";
@@ -327,5 +326,6 @@ function insideOf(cwd: string): IsReadable {
 
 /** Hex SHA-256 of the UTF-8 of `text`. */
 function sha256Hex(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  // node:crypto is loaded when first used, not with this module: `pod prompt` never needs it.
+  return process.getBuiltinModule("node:crypto").createHash("sha256").update(text, "utf8").digest("hex");
 }

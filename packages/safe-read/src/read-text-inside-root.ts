@@ -155,7 +155,14 @@ export function readTextInsideRoot(file: string, options: ReadInsideRootOptions)
     }
     // Where the descriptor really is, before a byte is read: a directory swapped for a symlink
     // after the checks above is caught here, and a file not placed yet is placed here.
-    const opened = openedPath(fd) ?? (placed || options.symlinks === "refuse" ? undefined : realpathSync.native(file));
+    let opened = openedPath(fd);
+    if (opened === undefined && !placed && options.symlinks !== "refuse") {
+      // /proc failed us after all: the real path counts only when it leads to the open file.
+      opened = realpathSync.native(file);
+      const there = statSync(opened);
+      if (there.dev !== after.dev || there.ino !== after.ino)
+        return refuse({ reason: "replaced", file: real, stats: there });
+    }
     if (opened !== undefined && (opened !== real || !placed)) {
       const misplaced = placeRefusal(opened);
       if (misplaced !== undefined) return refuse(misplaced);

@@ -4,7 +4,7 @@ import { bytePosition, firstInvalidUtf8Offset } from "./utf8.ts";
 export { completeUtf8Length } from "./utf8.ts";
 
 // Made on the first text that is not ASCII: most prompts are ASCII, and a TextDecoder is costly to set up.
-let decoder: TextDecoder | undefined;
+let decoder: InstanceType<typeof TextDecoder> | undefined;
 
 /** Text decoded by {@link decodeUtf8Text}, or where its bytes stop being UTF-8. */
 export type DecodedText =

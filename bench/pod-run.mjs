@@ -184,10 +184,21 @@ async function adapterOverhead(log) {
     const sent = server.requests.at(-1);
     const url = `${server.baseURL}/messages`;
     const headers = { "content-type": "application/json", "x-api-key": "bench", "anthropic-version": "2023-06-01" };
+    // AI_SDK_BEFORE=<another build's dist/index.js, placed under packages/ai-sdk/node_modules so
+    // its imports resolve>: that build's client runs beside this one, for a before/after.
+    const beforeClient =
+      process.env.AI_SDK_BEFORE === undefined
+        ? undefined
+        : (await import(pathToFileURL(process.env.AI_SDK_BEFORE).href)).aiSdkClient(model, {
+            maxOutputTokens: 1024,
+            maxRetries: 0,
+          });
+    const before = beforeClient === undefined ? {} : { before: () => beforeClient.complete(request) };
     log("complete() through aiSdkClient vs fetch + JSON.parse of the same body, side by side…");
     const times = await compare(
       {
         adapter: () => client.complete(request),
+        ...before,
         fetch: async () => {
           const response = await fetch(url, { method: "POST", headers, body: sent.body });
           const json = await response.json();
@@ -202,22 +213,37 @@ async function adapterOverhead(log) {
     let callOptions;
     const spy = Object.create(model, { doGenerate: { value: (options) => model.doGenerate((callOptions = options)) } });
     await aiSdkClient(spy, { maxOutputTokens: 1024, maxRetries: 0 }).complete(request);
-    const paired = { adapter: [], provider: [], fetch: [] };
+    const paired = { adapter: [], provider: [], fetch: [], ...(beforeClient === undefined ? {} : { before: [] }) };
     const calls = {
       adapter: () => client.complete(request),
+      ...before,
       provider: () => model.doGenerate(callOptions),
       fetch: async () => {
         const response = await fetch(url, { method: "POST", headers, body: sent.body });
         await response.json();
       },
     };
-    for (let i = 0; i < 6000; i++) {
-      const name = Object.keys(calls)[i % 3];
+    const names = Object.keys(calls);
+    for (let i = 0; i < 2000 * names.length; i++) {
+      const name = names[i % names.length];
       const t0 = performance.now();
       await calls[name]();
-      if (i >= 600) paired[name].push(performance.now() - t0);
+      if (i >= 200 * names.length) paired[name].push(performance.now() - t0);
     }
     const alt = Object.fromEntries(Object.entries(paired).map(([name, samples]) => [name, median(samples)]));
+    const beforeRows =
+      beforeClient === undefined
+        ? []
+        : [
+            {
+              figure: `(before/after) the same through the build at AI_SDK_BEFORE (${process.env.AI_SDK_BEFORE})`,
+              ours: `blocks ${fmtMs(times.before.ms)}; in turn ${fmtMs(alt.before)}`,
+              reference: `raw \`fetch\`: blocks ${fmtMs(times.fetch.ms)}; in turn ${fmtMs(alt.fetch)}`,
+              ratio: `${fmtRatio(times.before.ms / times.fetch.ms)} in blocks, ${fmtRatio(alt.before / alt.fetch)} in turn`,
+              goal: "—",
+              met: "—",
+            },
+          ];
     return [
       {
         figure: "`complete()` through `aiSdkClient` (Anthropic provider, not streamed), local server",
@@ -235,6 +261,7 @@ async function adapterOverhead(log) {
         goal: "—",
         met: "—",
       },
+      ...beforeRows,
     ];
   } finally {
     await server.close();

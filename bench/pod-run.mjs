@@ -231,6 +231,33 @@ async function adapterOverhead(log) {
       if (i >= 200 * names.length) paired[name].push(performance.now() - t0);
     }
     const alt = Object.fromEntries(Object.entries(paired).map(([name, samples]) => [name, median(samples)]));
+    // The adapter's own work: the same request through a model whose doGenerate answers at once
+    // with the provider's answer to it (no request, no provider), so load and the provider drop out.
+    const answer = await model.doGenerate(callOptions);
+    const instant = {
+      specificationVersion: model.specificationVersion,
+      provider: model.provider,
+      modelId: model.modelId,
+      supportedUrls: {},
+      doGenerate: async () => answer,
+      doStream: (options) => model.doStream(options),
+    };
+    const own = { after: aiSdkClient(instant, { maxOutputTokens: 1024, maxRetries: 0 }) };
+    if (process.env.AI_SDK_BEFORE !== undefined) {
+      own.before = (await import(pathToFileURL(process.env.AI_SDK_BEFORE).href)).aiSdkClient(instant, {
+        maxOutputTokens: 1024,
+        maxRetries: 0,
+      });
+    }
+    const ownUs = Object.fromEntries(Object.keys(own).map((name) => [name, []]));
+    const ownNames = Object.keys(own);
+    for (let round = 0; round < 16; round++) {
+      for (const name of round % 2 === 0 ? ownNames : [...ownNames].reverse()) {
+        const t0 = performance.now();
+        for (let i = 0; i < 5000; i++) await own[name].complete(request);
+        if (round >= 2) ownUs[name].push(((performance.now() - t0) / 5000) * 1000);
+      }
+    }
     const beforeRows =
       beforeClient === undefined
         ? []
@@ -262,6 +289,15 @@ async function adapterOverhead(log) {
         met: "—",
       },
       ...beforeRows,
+      {
+        figure:
+          "(context) `complete()`'s own work per call: the same request through a model that answers at once (14 rounds of 5,000 calls)",
+        ours: `${median(ownUs.after).toFixed(1)} µs`,
+        reference: own.before === undefined ? "—" : `the build at AI_SDK_BEFORE: ${median(ownUs.before).toFixed(1)} µs`,
+        ratio: own.before === undefined ? "—" : fmtRatio(median(ownUs.after) / median(ownUs.before)),
+        goal: "—",
+        met: "—",
+      },
     ];
   } finally {
     await server.close();

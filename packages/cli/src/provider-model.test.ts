@@ -159,7 +159,9 @@ describe("which file the workspace may send as the key", () => {
     );
     const outside = await refusal("link.txt");
     expect(outside[0]).toBe("UNTRUSTED_WORKSPACE");
-    expect(outside[1]).toMatch(/^\.insomnia\/pod\.yaml:4:17: provider\.api_key_file reads the API key from .*secret\.txt, outside the workspace /);
+    expect(outside[1]).toMatch(
+      /^\.insomnia\/pod\.yaml:4:17: provider\.api_key_file reads the API key from .*secret\.txt, outside the workspace /,
+    );
     await writeFile(join(dir, "empty.txt"), " \n");
     expect(await refusal("empty.txt")).toEqual([
       "NO_API_KEY",

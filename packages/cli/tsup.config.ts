@@ -112,17 +112,15 @@ const requireHere = createRequire(import.meta.url);
  * The CommonJS module an ES module's import of `specifier` resolves to: an object builtin is
  * re-exported as an object inheriting from it, because esbuild's `__toESM` would otherwise copy
  * all its properties once per importing module (cost: bench/RESULTS.md, issue 15 step 3); an
- * `onFirstUse` vendor as an object of getters, one per export, that require its file on first use.
+ * `onFirstUse` vendor as an object inheriting from a proxy that requires its file on first use.
  */
 function lazyRequireModule(specifier: string, builtin: boolean): string {
   const required = `require(${JSON.stringify(specifier)})`;
   const vendor = VENDORS.find((each) => `./vendor/${each.name}.cjs` === specifier);
   if (vendor?.onFirstUse === true) {
-    const names = Object.keys(createRequire(join(HERE, vendor.from, "package.json"))(vendor.specifier));
-    const getters = names.map(
-      (name) => `${JSON.stringify(name)}: { get: () => load()[${JSON.stringify(name)}], enumerable: true }`,
-    );
-    return `let loaded; const load = () => (loaded ??= ${required});\nmodule.exports = Object.defineProperties({}, { ${getters.join(", ")} });`;
+    // No own properties, so esbuild's __toESM copies none; each read goes to the file, required once.
+    const load = `let loaded; const load = () => (loaded ??= ${required});`;
+    return `${load}\nmodule.exports = { __proto__: new Proxy({}, { get: (_, key) => load()[key] }) };`;
   }
   const object = builtin && typeof requireHere(specifier) === "object";
   return object ? `module.exports = { __proto__: ${required} };` : `module.exports = ${required};`;

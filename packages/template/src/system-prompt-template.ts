@@ -1,4 +1,4 @@
-import { errorText } from "@insomnia/errors";
+import { type ErrorLocation, errorText } from "@insomnia/errors";
 import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
 import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram } from "./handlebars-ast.ts";
@@ -25,6 +25,11 @@ export interface ParseOptions {
   maxExpandedNodes?: number | undefined;
   /** Statements in any one file; bounds the parse time and memory of one file. Default 10 000. */
   maxFileStatements?: number | undefined;
+  /**
+   * Where the instruction's reference was written (a manifest's `worker.instruction` line):
+   * an instruction that cannot be loaded is reported there, since no template line exists yet.
+   */
+  instructionAt?: ErrorLocation | undefined;
 }
 
 /** Limits checked while rendering. */
@@ -142,7 +147,7 @@ export class SystemPromptTemplate {
       rootRef = parseRef(instruction);
     } catch (cause) {
       throw new SystemPromptError("INCLUDE_FAILED", `cannot load instruction "${instruction}": ${errorText(cause)}`, {
-        ref: instruction,
+        ...(options.instructionAt ?? { ref: instruction }),
         cause,
       });
     }
@@ -164,7 +169,7 @@ export class SystemPromptTemplate {
           "INCLUDE_FAILED",
           detail,
           from === undefined
-            ? { ref: ref.canonical, chain, cause }
+            ? { ...(options.instructionAt ?? { ref: ref.canonical }), chain, cause }
             : {
                 ref: from.file.ref,
                 file: from.file.file,

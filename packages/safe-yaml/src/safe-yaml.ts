@@ -1,8 +1,7 @@
-import type { Document, Node as YamlNode } from "yaml";
+import { Composer, type Document, isAlias, isMap, isScalar, isSeq, type Node as YamlNode, Parser } from "yaml";
 import { formatKey, pathKey } from "./yaml-path.ts";
 import type { PathSegments } from "./yaml-path.ts";
 import type { SafeYamlIssue as Issue } from "./safe-yaml-issue.ts";
-import { yaml } from "./lazy-yaml.ts";
 
 /** The deepest nesting parsed; deeper input is one YAML_SYNTAX issue, never a stack overflow. */
 export const MAX_YAML_DEPTH = 32;
@@ -50,8 +49,6 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   const positions: PositionMap = new Map();
   const issues: Issue[] = [];
   let documents: Document.Parsed[];
-  // Loaded outside the try below: a yaml package that cannot be loaded is not a YAML problem.
-  const { Parser, Composer } = yaml();
   try {
     const tokens = Array.from(new Parser().parse(text));
     // yaml's Composer recurses once per nesting level, and a stack overflow inside V8's
@@ -89,7 +86,7 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   if (problems.some((issue) => issue.code === "YAML_SYNTAX")) return { value: undefined, positions, issues };
 
   const contents = document.contents as YamlNode | null;
-  if (contents === null || (yaml().isScalar(contents) && contents.value === null && !contents.source)) {
+  if (contents === null || (isScalar(contents) && contents.value === null && !contents.source)) {
     return { value: undefined, positions, issues };
   }
   positions.set("", { value: start(contents) });
@@ -212,9 +209,9 @@ class Converter {
       });
       return SKIP;
     }
-    if (yaml().isAlias(node)) return SKIP;
-    if (yaml().isScalar(node)) return node.value;
-    if (yaml().isSeq(node)) {
+    if (isAlias(node)) return SKIP;
+    if (isScalar(node)) return node.value;
+    if (isSeq(node)) {
       const out: unknown[] = [];
       node.items.forEach((entry, index) => {
         const item = (entry ?? null) as YamlNode | null;
@@ -225,7 +222,7 @@ class Converter {
       });
       return out;
     }
-    if (yaml().isMap(node)) {
+    if (isMap(node)) {
       const out: Record<string, unknown> = {};
       const seen = new Set<string>();
       for (const pair of node.items) {
@@ -263,7 +260,6 @@ class Converter {
 
   private convertChild(node: YamlNode | null, path: PathSegments, depth: number, fallback: number): unknown {
     if (node === null) return null;
-    const { isAlias, isMap, isScalar, isSeq } = yaml();
     if (isScalar(node) || isMap(node) || isSeq(node) || isAlias(node)) return this.convert(node, path, depth + 1);
     // A bare pair inside a flow sequence (`[a: 1]`) is a one-entry mapping.
     this.issues.push({
@@ -276,11 +272,11 @@ class Converter {
   }
 
   private keyOf(keyNode: YamlNode | null, path: PathSegments, offset: number): string | undefined {
-    if (keyNode !== null && !yaml().isScalar(keyNode)) {
-      if (!yaml().isAlias(keyNode)) {
+    if (keyNode !== null && !isScalar(keyNode)) {
+      if (!isAlias(keyNode)) {
         this.issues.push({
           code: "INVALID_VALUE",
-          detail: `keys must be plain strings${inWhere(path)}, not a ${yaml().isSeq(keyNode) ? "sequence" : "mapping"}`,
+          detail: `keys must be plain strings${inWhere(path)}, not a ${isSeq(keyNode) ? "sequence" : "mapping"}`,
           offset,
           key: formatKey(path),
         });

@@ -3,9 +3,9 @@ import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "
 import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram } from "./handlebars-ast.ts";
 import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
-import { parseTemplateText, parseTokens } from "./handlebars-parser.ts";
+import { loadHandlebarsParser, parseTemplateText, parseTokens } from "./handlebars-parser.ts";
 import { countLeafStatements, scanBeforeParsing } from "./pre-parse-scan.ts";
-import { prebuiltAst } from "./prebuilt-asts.ts";
+import { isPrebuilt, prebuiltAst } from "./prebuilt-asts.ts";
 import { type RenderContext, type RenderData, RenderDataMemo } from "./render-data.ts";
 import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
@@ -158,8 +158,9 @@ export class SystemPromptTemplate {
       chain: readonly string[],
       from?: { file: { readonly ref: string; readonly file: string }; site: IncludeSite },
     ) => {
+      let loaded: Awaited<ReturnType<TemplateLoader["load"]>>;
       try {
-        return await loader.load(ref);
+        loaded = await loader.load(ref);
       } catch (cause) {
         const what = from === undefined ? "instruction" : "include";
         const why = errorText(cause);
@@ -179,6 +180,9 @@ export class SystemPromptTemplate {
               },
         );
       }
+      // Lexing and parsing need Handlebars' parser: loaded here, once, for the first text that is not prebuilt.
+      if (!isPrebuilt(loaded.text)) await loadHandlebarsParser();
+      return loaded;
     };
 
     // Statements so far with every include expanded in place, in document order: the count

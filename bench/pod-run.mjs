@@ -184,10 +184,21 @@ async function adapterOverhead(log) {
     const sent = server.requests.at(-1);
     const url = `${server.baseURL}/messages`;
     const headers = { "content-type": "application/json", "x-api-key": "bench", "anthropic-version": "2023-06-01" };
+    // AI_SDK_BEFORE=<another build's dist/index.js, placed under packages/ai-sdk/node_modules so
+    // its imports resolve>: that build's client runs beside this one, for a before/after.
+    const beforeClient =
+      process.env.AI_SDK_BEFORE === undefined
+        ? undefined
+        : (await import(pathToFileURL(process.env.AI_SDK_BEFORE).href)).aiSdkClient(model, {
+            maxOutputTokens: 1024,
+            maxRetries: 0,
+          });
+    const before = beforeClient === undefined ? {} : { before: () => beforeClient.complete(request) };
     log("complete() through aiSdkClient vs fetch + JSON.parse of the same body, side by side…");
     const times = await compare(
       {
         adapter: () => client.complete(request),
+        ...before,
         fetch: async () => {
           const response = await fetch(url, { method: "POST", headers, body: sent.body });
           const json = await response.json();
@@ -202,22 +213,64 @@ async function adapterOverhead(log) {
     let callOptions;
     const spy = Object.create(model, { doGenerate: { value: (options) => model.doGenerate((callOptions = options)) } });
     await aiSdkClient(spy, { maxOutputTokens: 1024, maxRetries: 0 }).complete(request);
-    const paired = { adapter: [], provider: [], fetch: [] };
+    const paired = { adapter: [], provider: [], fetch: [], ...(beforeClient === undefined ? {} : { before: [] }) };
     const calls = {
       adapter: () => client.complete(request),
+      ...before,
       provider: () => model.doGenerate(callOptions),
       fetch: async () => {
         const response = await fetch(url, { method: "POST", headers, body: sent.body });
         await response.json();
       },
     };
-    for (let i = 0; i < 6000; i++) {
-      const name = Object.keys(calls)[i % 3];
+    const names = Object.keys(calls);
+    for (let i = 0; i < 2000 * names.length; i++) {
+      const name = names[i % names.length];
       const t0 = performance.now();
       await calls[name]();
-      if (i >= 600) paired[name].push(performance.now() - t0);
+      if (i >= 200 * names.length) paired[name].push(performance.now() - t0);
     }
     const alt = Object.fromEntries(Object.entries(paired).map(([name, samples]) => [name, median(samples)]));
+    // The adapter's own work: the same request through a model whose doGenerate answers at once
+    // with the provider's answer to it (no request, no provider), so load and the provider drop out.
+    const answer = await model.doGenerate(callOptions);
+    const instant = {
+      specificationVersion: model.specificationVersion,
+      provider: model.provider,
+      modelId: model.modelId,
+      supportedUrls: {},
+      doGenerate: async () => answer,
+      doStream: (options) => model.doStream(options),
+    };
+    const own = { after: aiSdkClient(instant, { maxOutputTokens: 1024, maxRetries: 0 }) };
+    if (process.env.AI_SDK_BEFORE !== undefined) {
+      own.before = (await import(pathToFileURL(process.env.AI_SDK_BEFORE).href)).aiSdkClient(instant, {
+        maxOutputTokens: 1024,
+        maxRetries: 0,
+      });
+    }
+    const ownUs = Object.fromEntries(Object.keys(own).map((name) => [name, []]));
+    const ownNames = Object.keys(own);
+    for (let round = 0; round < 16; round++) {
+      for (const name of round % 2 === 0 ? ownNames : [...ownNames].reverse()) {
+        const t0 = performance.now();
+        for (let i = 0; i < 5000; i++) await own[name].complete(request);
+        if (round >= 2) ownUs[name].push(((performance.now() - t0) / 5000) * 1000);
+      }
+    }
+    const beforeRows =
+      beforeClient === undefined
+        ? []
+        : [
+            {
+              figure: `(before/after) the same through the build at AI_SDK_BEFORE (${process.env.AI_SDK_BEFORE})`,
+              ours: `blocks ${fmtMs(times.before.ms)}; in turn ${fmtMs(alt.before)}`,
+              reference: `raw \`fetch\`: blocks ${fmtMs(times.fetch.ms)}; in turn ${fmtMs(alt.fetch)}`,
+              ratio: `${fmtRatio(times.before.ms / times.fetch.ms)} in blocks, ${fmtRatio(alt.before / alt.fetch)} in turn`,
+              goal: "—",
+              met: "—",
+            },
+          ];
     return [
       {
         figure: "`complete()` through `aiSdkClient` (Anthropic provider, not streamed), local server",
@@ -232,6 +285,16 @@ async function adapterOverhead(log) {
         ours: fmtMs(alt.adapter),
         reference: `raw \`fetch\`: ${fmtMs(alt.fetch)}; the provider's own \`doGenerate\` with the same call options: ${fmtMs(alt.provider)} (${fmtRatio(alt.provider / alt.fetch)})`,
         ratio: fmtRatio(alt.adapter / alt.fetch),
+        goal: "—",
+        met: "—",
+      },
+      ...beforeRows,
+      {
+        figure:
+          "(context) `complete()`'s own work per call: the same request through a model that answers at once (14 rounds of 5,000 calls)",
+        ours: `${median(ownUs.after).toFixed(1)} µs`,
+        reference: own.before === undefined ? "—" : `the build at AI_SDK_BEFORE: ${median(ownUs.before).toFixed(1)} µs`,
+        ratio: own.before === undefined ? "—" : fmtRatio(median(ownUs.after) / median(ownUs.before)),
         goal: "—",
         met: "—",
       },

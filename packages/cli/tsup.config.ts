@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
+import { cp, readFile, writeFile } from "node:fs/promises";
 import { builtinModules, createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,82 +21,23 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
  *   self-contained file each, loaded by a `require("./vendor/<name>.cjs")` in place of the
  *   package, so a command reads and compiles only what it uses and each file has its own
  *   cache entry.
+ * - Data files our libraries read beside their own code (DATA_FILES) are copied beside the bundle.
  *
- * What the libraries find at run time next to their own code is made to work from the bundle:
- * - @insomnia/manifest and @insomnia/template load yaml, valibot and Handlebars' parser on first
- *   use with `createRequire(import.meta.url)(...)`, which a bundler cannot follow. Those calls
- *   become plain `require("<same specifier>")`, which the vendor plugin points at their files.
- * - @insomnia/template reads `prebuilt-asts.json` next to its code: copied into the output dir.
- * - @insomnia/prompt-loader looks for its builtin prompts beside its module first: they are
- *   copied into the output dir, beside the bundle.
- * Each rewrite must match exactly as often as stated, so a change in a library fails this
- * build instead of shipping a bin that cannot find its files.
+ * Our libraries' code is bundled as published: nothing in it is rewritten.
  */
 
-interface Rewrite {
-  readonly from: string;
-  readonly to: string;
-  readonly count: number;
-}
+/** The data files our libraries read beside their module (`new URL(..., import.meta.url)`), relative to this package. */
+const DATA_FILES = [
+  // @insomnia/template: the builtin prompts' prebuilt ASTs.
+  { from: "../template/dist/prebuilt-asts.json", to: "prebuilt-asts.json" },
+  // @insomnia/prompt-loader: the builtin prompts, looked for beside its module first.
+  { from: "../prompt-loader/prompts", to: "prompts" },
+];
 
-const REWRITES: Record<string, readonly Rewrite[]> = {
-  manifest: [{ from: 'require2("valibot")', to: 'require("valibot")', count: 1 }],
-  "safe-yaml": [{ from: 'require2("yaml")', to: 'require("yaml")', count: 1 }],
-  template: [
-    {
-      from: "createRequire(import.meta.url)(PARSER_FILE)",
-      to: 'require("handlebars/dist/cjs/handlebars/compiler/base.js")',
-      count: 1,
-    },
-    {
-      from: 'createRequire(import.meta.url)("handlebars/package.json")',
-      to: 'require("handlebars/package.json")',
-      count: 1,
-    },
-  ],
-};
-
-const LIBRARY_DIST = /[\\/](manifest|safe-yaml|template|prompt-loader)[\\/]dist[\\/]index\.js$/;
-
-function occurrences(text: string, part: string): number {
-  return text.split(part).length - 1;
-}
-
-/** Rewrites the libraries' run-time lookups (above) and copies their data files next to the bundle. */
-function bundledLibraries(): Plugin {
-  return {
-    name: "insomnia-bundled-libraries",
-    setup(build) {
-      const data = new Map<string, string>();
-      build.onLoad({ filter: LIBRARY_DIST }, async (args) => {
-        const name = LIBRARY_DIST.exec(args.path)?.[1] ?? "";
-        let text = await readFile(args.path, "utf8");
-        for (const rewrite of REWRITES[name] ?? []) {
-          const found = occurrences(text, rewrite.from);
-          if (found !== rewrite.count) {
-            throw new Error(
-              `${args.path}: expected \`${rewrite.from}\` ${rewrite.count} time(s), found ${found}; update packages/cli/tsup.config.ts`,
-            );
-          }
-          text = text.split(rewrite.from).join(rewrite.to);
-        }
-        if (name === "template") data.set("prebuilt-asts.json", join(dirname(args.path), "prebuilt-asts.json"));
-        if (name === "prompt-loader") data.set("prompts", join(dirname(args.path), "..", "prompts"));
-        return { contents: text, loader: "js" };
-      });
-      build.onEnd(async (result) => {
-        if (result.errors.length > 0) return;
-        const outdir = build.initialOptions.outdir;
-        if (outdir === undefined) throw new Error("the bundled bin needs an outDir");
-        for (const needed of ["prebuilt-asts.json", "prompts"]) {
-          const from = data.get(needed);
-          if (from === undefined) throw new Error(`the bundle did not load the library that owns ${needed}`);
-          await mkdir(outdir, { recursive: true });
-          await cp(from, join(outdir, needed), { recursive: true, dereference: true });
-        }
-      });
-    },
-  };
+async function copyDataFiles(outDir: string): Promise<void> {
+  for (const file of DATA_FILES) {
+    await cp(join(HERE, file.from), join(outDir, file.to), { recursive: true, dereference: true });
+  }
 }
 
 interface Vendor {
@@ -106,13 +47,20 @@ interface Vendor {
   readonly specifier: string;
   /** The workspace package that depends on it (where it resolves), relative to this one. */
   readonly from: string;
-  /** Which of the package's builds is bundled: its CommonJS one (what a library `require`s), or its ES modules (tree-shaken). */
+  /** Which of the package's builds is bundled: its CommonJS one, or its ES modules (tree-shaken). */
   readonly build: "require" | "import";
+  /**
+   * Imported statically by a library that most commands evaluate without using it (yaml and
+   * valibot: only a manifest layer or skill needs them): the file is read when one of its
+   * exports is first used, not when the importing module is evaluated.
+   */
+  readonly onFirstUse?: true;
 }
 
 const VENDORS: readonly Vendor[] = [
-  { name: "yaml", specifier: "yaml", from: "../safe-yaml", build: "require" },
-  { name: "valibot", specifier: "valibot", from: "../manifest", build: "require" },
+  { name: "yaml", specifier: "yaml", from: "../safe-yaml", build: "require", onFirstUse: true },
+  { name: "valibot", specifier: "valibot", from: "../manifest", build: "require", onFirstUse: true },
+  // Imported by @insomnia/template with a dynamic import() when a text that is not prebuilt is parsed.
   {
     name: "handlebars-parser",
     specifier: "handlebars/dist/cjs/handlebars/compiler/base.js",
@@ -163,10 +111,17 @@ const requireHere = createRequire(import.meta.url);
 /**
  * The CommonJS module an ES module's import of `specifier` resolves to: an object builtin is
  * re-exported as an object inheriting from it, because esbuild's `__toESM` would otherwise copy
- * all its properties once per importing module (cost: bench/RESULTS.md, issue 15 step 3).
+ * all its properties once per importing module (cost: bench/RESULTS.md, issue 15 step 3); an
+ * `onFirstUse` vendor as an object inheriting from a proxy that requires its file on first use.
  */
 function lazyRequireModule(specifier: string, builtin: boolean): string {
   const required = `require(${JSON.stringify(specifier)})`;
+  const vendor = VENDORS.find((each) => `./vendor/${each.name}.cjs` === specifier);
+  if (vendor?.onFirstUse === true) {
+    // No own properties, so esbuild's __toESM copies none; each read goes to the file, required once.
+    const load = `let loaded; const load = () => (loaded ??= ${required});`;
+    return `${load}\nmodule.exports = { __proto__: new Proxy({}, { get: (_, key) => load()[key] }) };`;
+  }
   const object = builtin && typeof requireHere(specifier) === "object";
   return object ? `module.exports = { __proto__: ${required} };` : `module.exports = ${required};`;
 }
@@ -212,6 +167,10 @@ function vendorFiles(): Plugin {
 
 const FILES_PLACEHOLDER = '"__POD_BUNDLE_FILES__"';
 
+function occurrences(text: string, part: string): number {
+  return text.split(part).length - 1;
+}
+
 /** Writes each bundle file's content id (the compile cache's key) and encoding into the launcher. */
 async function writeBundleFiles(outDir: string): Promise<void> {
   const names = ["pod.cjs", ...VENDORS.map((vendor) => `vendor/${vendor.name}.cjs`)];
@@ -248,7 +207,7 @@ export function binConfig(outDir: string): Options {
     splitting: false,
     // Everything is inlined but a database driver's optional native parts (never installed).
     noExternal: [/^(?!pg-native$|pg-cloudflare(?:$|\/))/],
-    esbuildPlugins: [vendorFiles(), bundledLibraries()],
+    esbuildPlugins: [vendorFiles()],
     // esbuild writes CommonJS itself (tsup would go through rollup, hoisting every require),
     // and tree-shakes the bundle as it does; `node:` stays, for vendorFiles.
     treeshake: false,
@@ -269,6 +228,7 @@ export function binConfig(outDir: string): Options {
       options.legalComments = "external";
     },
     async onSuccess() {
+      await copyDataFiles(outDir);
       await writeBundleFiles(outDir);
     },
   };

@@ -94,6 +94,27 @@ describe("anthropic messages", () => {
     expect(Object.isFrozen(schema)).toBe(false);
   });
 
+  test("a_tool_schema_changed_between_streamed_calls_reaches_the_next_request", async () => {
+    // Streamed calls hand the AI SDK a tool set made once per converted tool: a changed schema is a new one.
+    const server = await serve([{ text: "one" }, { text: "two" }, { text: "three" }]);
+    const client = aiSdkClient(anthropicModel(server));
+    const schema: Record<string, unknown> = { type: "object", properties: { path: { type: "string" } } };
+    const tools = [{ name: "read_file", description: "Reads a file.", inputSchema: schema }];
+    const request = { systemPrompt: PROMPT, messages: [{ role: "user" as const, content: "hi" }], tools };
+    const listen = { onEvent: () => undefined };
+    await client.complete(request, listen);
+    schema.required = ["path"];
+    await client.complete(request, listen);
+    await client.complete(request, listen);
+    const sent = server.requests.map((r) => (body(r).tools as Json[])[0]?.input_schema);
+    expect(sent).toEqual([
+      { type: "object", properties: { path: { type: "string" } } },
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    ]);
+    expect(server.requests.map((r) => body(r).stream)).toEqual([true, true, true]);
+  });
+
   test("tool_calls_round_trip_and_history_only_grows_at_its_end", async () => {
     const server = await serve([
       { text: "Let me look.", toolCalls: [{ id: "toolu_1", name: "read_file", input: { path: "a.txt" } }] },

@@ -22,9 +22,9 @@ import { StreamBrokeOff, toAiSdkError } from "./provider-error.ts";
 import { completedParts, mergeMetadata, specUsage } from "./completed-answer.ts";
 import type { AnswerParts } from "./completed-answer.ts";
 import { logSdkWarnings, quietSdkWarnings } from "./quiet-warnings.ts";
-import { retryingModel } from "./retrying-model.ts";
+import { type CallRetries, retryingModel } from "./retrying-model.ts";
 import type { RetryDelay } from "./retry.ts";
-import { AttemptsFailed, DEFAULT_MAX_RETRIES, isAbortError, timerDelay } from "./retry.ts";
+import { AttemptsFailed, DEFAULT_MAX_RETRIES, isAbortError, timerDelay, withRetries } from "./retry.ts";
 
 /** A warning the provider reported for one call (an unsupported setting, …). */
 export interface AiSdkWarning {
@@ -128,14 +128,22 @@ function toolCallsOf(calls: AnswerParts["calls"]): ToolCall[] | undefined {
 /** Nothing is printed: a failure reaches the caller as the stream's error part. */
 const ignore = (): void => undefined;
 
+/** Each converted tool's AI SDK tool, made once: `modelTools` hands out the same frozen object while a definition is unchanged. */
+const sdkTools = new WeakMap<LanguageModelV3FunctionTool, ToolSet[string]>();
+
 /** Tool definitions as the AI SDK's tool set, in the order given (sorted by name): no `execute`, so the SDK never runs one. */
 function toolSet(tools: readonly LanguageModelV3FunctionTool[]): ToolSet {
   const set: ToolSet = {};
   for (const tool of tools) {
-    set[tool.name] = {
-      ...(tool.description === undefined ? {} : { description: tool.description }),
-      inputSchema: jsonSchema(tool.inputSchema),
-    };
+    let sdkTool = sdkTools.get(tool);
+    if (sdkTool === undefined) {
+      sdkTool = {
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        inputSchema: jsonSchema(tool.inputSchema),
+      };
+      if (Object.isFrozen(tool)) sdkTools.set(tool, sdkTool);
+    }
+    set[tool.name] = sdkTool;
   }
   return set;
 }
@@ -153,10 +161,20 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
   // A v2 model is typed as v3 here only: the AI SDK sees its real version and adapts it.
   const spec = resolveModel(model) as LanguageModelV3;
   const provider = spec.provider;
+  const kind = providerKind(provider);
   const style = options.cacheStyle ?? cacheStyleOf(provider);
   const onWarning = options.onWarning;
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const delay = options.retryDelay ?? timerDelay;
+  // What every call sends besides its prompt and tools, built once per client: only OpenAI's
+  // cache key depends on the request, so only then are the provider options built per call.
+  const settings = {
+    ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+  };
+  const fixedProviderOptions =
+    style === "openai" ? undefined : providerOptionsFor(kind, undefined, options.reasoning, options.maxOutputTokens);
+  const headers = options.headers === undefined ? {} : { headers: options.headers };
 
   const report = (warnings: readonly unknown[] | undefined): void => {
     if (warnings === undefined || warnings.length === 0) return;
@@ -167,7 +185,6 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
   return {
     async complete(request: LlmRequest, callOptions: LlmCallOptions = {}): Promise<LlmResponse> {
       quietSdkWarnings();
-      const kind = providerKind(provider);
       // Everything that can throw before the timer starts is done first, so no timer outlives a bug.
       const prompt = modelPrompt(request.systemPrompt, request.messages, style, kind);
       const tools = modelTools(request.tools);
@@ -177,6 +194,8 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
           : typeof options.cacheKey === "function"
             ? (options.cacheKey(request) ?? defaultCacheKey(request))
             : (options.cacheKey ?? defaultCacheKey(request));
+      const providerOptions =
+        fixedProviderOptions ?? providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens);
       let timedOut = false;
       // The caller's signals: aborting any of them is an abort, whatever its reason.
       const stops: AbortSignal[] = [];
@@ -198,7 +217,7 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
         if (event.type === "text-delta") options.onText?.(event.text);
         callOptions.onEvent?.(event);
       };
-      const model = retryingModel(spec, {
+      const retries: CallRetries = {
         maxRetries,
         delay,
         signal: abortSignal,
@@ -206,39 +225,26 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
           const code = toAiSdkError(error, provider, { timedOut: false, attempts: attempt });
           emit({ type: "retry", attempt, delayMs, code: AiSdkError.is(code) ? code.code : "PROVIDER_UNAVAILABLE" });
         },
-      });
-      // The AI SDK's own call settings; the system message and the history are already in its
-      // message format (`modelPrompt`), so its conversion hands them on as they are.
-      const [system, ...history] = prompt as [SystemModelMessage, ...ModelMessage[]];
-      const call = {
-        model,
-        system,
-        messages: history,
-        ...(tools === undefined ? {} : { tools: toolSet(tools) }),
-        ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
-        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-        ...providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens),
-        ...(abortSignal === undefined ? {} : { abortSignal }),
-        ...(options.headers === undefined ? {} : { headers: options.headers }),
-        // Retries are ours (see retryingModel); the request body is not kept twice.
-        maxRetries: 0,
-        experimental_include: { requestBody: false },
       };
+      const signalOption = abortSignal === undefined ? {} : { abortSignal };
       let attempts = 1;
       try {
         if (callOptions.onEvent === undefined && options.onText === undefined) {
           // Nobody listens: the provider model's own doGenerate, the same request unstreamed.
           // generateText would validate the prompt and build steps first, which cost more than
           // the request itself against a local server (bench 7, "complete() through aiSdkClient").
-          const result = await model.doGenerate({
-            prompt,
-            ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
-            ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-            ...(tools === undefined ? {} : { tools, toolChoice: { type: "auto" } }),
-            ...providerOptionsFor(kind, cacheKey, options.reasoning, options.maxOutputTokens),
-            ...(abortSignal === undefined ? {} : { abortSignal }),
-            ...(options.headers === undefined ? {} : { headers: options.headers }),
-          });
+          const result = await withRetries(
+            () =>
+              spec.doGenerate({
+                prompt,
+                ...settings,
+                ...(tools === undefined ? {} : { tools, toolChoice: { type: "auto" } }),
+                ...providerOptions,
+                ...signalOption,
+                ...headers,
+              }),
+            retries,
+          );
           report(result.warnings);
           logSdkWarnings(result.warnings, provider, spec.modelId);
           return {
@@ -246,7 +252,23 @@ export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptio
             ...responseMeta(result.response, result.finishReason),
           };
         }
-        const result = streamText({ ...call, onError: ignore });
+        // The AI SDK's own call settings; the system message and the history are already in its
+        // message format (`modelPrompt`), so its conversion hands them on as they are.
+        const [system, ...history] = prompt as [SystemModelMessage, ...ModelMessage[]];
+        const result = streamText({
+          model: retryingModel(spec, retries),
+          system,
+          messages: history,
+          ...(tools === undefined ? {} : { tools: toolSet(tools) }),
+          ...settings,
+          ...providerOptions,
+          ...signalOption,
+          ...headers,
+          // Retries are ours (see retryingModel); the request body is not kept twice.
+          maxRetries: 0,
+          experimental_include: { requestBody: false },
+          onError: ignore,
+        });
         return await readStream(result.fullStream, kind, emit, report);
       } catch (thrown) {
         let error = thrown;

@@ -54,26 +54,6 @@ describe("classifyError", () => {
     });
   });
 
-  test("pod_error_wrapping_a_template_error_reports_the_template_error", () => {
-    const inner = new SystemPromptError("SYNTAX", "unclosed {{#if}}", {
-      ref: "$workspace/a",
-      file: "/w/a.md",
-      line: 7,
-      column: 1,
-    });
-    const outer = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", `${inner.message}`, {
-      cause: inner,
-      ref: "$workspace/a",
-      file: "/w/a.md",
-      line: 7,
-      column: 1,
-    });
-    expect(classifyError(outer)).toEqual({
-      kind: "user",
-      problem: { file: "/w/a.md", line: 7, column: 1, code: "SYNTAX", message: "unclosed {{#if}}", severity: "error" },
-    });
-  });
-
   test("pod_error_of_user_kind_is_the_users_and_api_misuse_is_a_bug", () => {
     expect(classifyError(new SegmentStoreError("SEGMENT_LOCKED", "locked", { file: "/s/1.jsonl" })).kind).toBe("user");
     expect(classifyError(new PodError("INVALID_SCOPE", "bad rule")).kind).toBe("user");
@@ -149,67 +129,38 @@ describe("classifyError", () => {
   });
 });
 
-describe("a pod error about a manifest value", () => {
-  const origin = { file: ".insomnia/pod.yaml", line: 2, column: 16 };
-  const rootFailure = (at?: typeof origin) => {
-    const loader = new PromptLoaderError("UNKNOWN_PREFIX", 'unknown prefix "$foo"', { ref: "$foo/x", index: 0 });
-    const inner = new SystemPromptError("INCLUDE_FAILED", 'cannot load instruction "$foo/x": unknown prefix "$foo"', {
-      ref: "$foo/x",
-      cause: loader,
-    });
-    return new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", inner.message, { cause: inner, ref: "$foo/x", origin: at });
-  };
+describe("an error that stands for another's failure", () => {
+  // The library decides what an error reports (its `problems`); the CLI knows no package that wraps another.
+  const first = new SystemPromptError("SYNTAX", "unclosed", { ref: "$workspace/main", file: "/w/main.md", line: 1 });
+  const second = new SystemPromptError("UNKNOWN_VARIABLE", "unknown variable", {
+    ref: "$workspace/main",
+    file: "/w/main.md",
+    line: 3,
+  });
+  Object.defineProperty(first, "problems", { value: [first, second] });
+  const wrapped = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", first.detail, {
+    cause: first,
+    problems: first.problems,
+  });
 
-  test("is_reported_at_the_origin_it_carries_with_the_inner_code", () => {
-    expect(classifyError(rootFailure(origin))).toEqual({
+  test("is_reported_as_its_first_problem_from_that_problems_own_fields", () => {
+    expect(classifyError(wrapped)).toEqual({
       kind: "user",
-      problem: {
-        file: ".insomnia/pod.yaml",
-        line: 2,
-        column: 16,
-        code: "INCLUDE_FAILED",
-        cause: "UNKNOWN_PREFIX",
-        message: 'cannot load instruction "$foo/x": unknown prefix "$foo"',
-        severity: "error",
-      },
+      problem: { file: "/w/main.md", line: 1, code: "SYNTAX", message: "unclosed", severity: "error" },
     });
   });
 
-  test("without_an_origin_stays_at_its_reference", () => {
-    // A value no layer set (a default, a hand-built manifest) has no origin.
-    const classified = classifyError(rootFailure());
-    expect(classified.kind === "user" && [classified.problem.file, classified.problem.line]).toEqual([
-      "$foo/x",
-      undefined,
-    ]);
-  });
-
-  test("a_scope_rule_that_cannot_be_resolved_is_shown_at_its_manifest_value", () => {
-    const scopeError = Object.assign(new Error("scope.allow[1]: cannot be resolved"), {
-      code: "INVALID_RULE",
-      rule: "scope.allow[1]",
-      [Symbol.for("insomnia.scope.error")]: true,
-    });
-    const target = { file: "--overlay", line: 1, column: 30 };
-    const error = new PodError("INVALID_SCOPE", "invalid scope", { cause: scopeError, origin: target });
-    const classified = classifyError(error);
-    expect(classified.kind === "user" && classified.problem).toMatchObject({ ...target, code: "INVALID_RULE" });
-  });
-
-  test("problems_of_a_template_parse_list_every_problem_found", () => {
-    const first = new SystemPromptError("SYNTAX", "unclosed", { ref: "$workspace/main", file: "/w/main.md", line: 1 });
-    const second = new SystemPromptError("UNKNOWN_VARIABLE", "unknown variable", {
-      ref: "$workspace/main",
-      file: "/w/main.md",
-      line: 3,
-    });
-    Object.defineProperty(first, "problems", { value: [first, second] });
-    const wrapped = new PodError("INVALID_SYSTEM_PROMPT_TEMPLATE", first.message, { cause: first });
+  test("problems_of_it_list_every_problem_it_reports", () => {
     const classified = classifyError(wrapped);
     if (classified.kind !== "user") throw new Error("expected a user error");
     expect(problemsOf(wrapped, classified.problem).map((problem) => [problem.code, problem.line])).toEqual([
       ["SYNTAX", 1],
       ["UNKNOWN_VARIABLE", 3],
     ]);
+  });
+
+  test("of_an_internal_kind_stays_a_bug_whatever_it_reports", () => {
+    const misuse = new PodError("NOT_MATERIALIZED", "call run() first", { problems: [first] });
+    expect(classifyError(misuse).kind).toBe("internal");
   });
 });

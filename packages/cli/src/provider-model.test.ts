@@ -23,6 +23,15 @@ async function decide(
   workspace: string,
   options: { user?: string; overlays?: string[]; key?: boolean } = {},
 ): Promise<string> {
+  const error = await decision(workspace, options);
+  return error === undefined ? "ok" : error.code;
+}
+
+/** decide's error itself (undefined: "ok"), for its message and position. */
+async function decision(
+  workspace: string,
+  options: { user?: string; overlays?: string[]; key?: boolean } = {},
+): Promise<CliError | ManifestError | undefined> {
   const cwd = join(root, "ws");
   const xdg = join(root, "xdg");
   await mkdir(join(cwd, ".insomnia"), { recursive: true });
@@ -36,9 +45,9 @@ async function decide(
     checkWorkspaceTrust(manifest, { env });
     const choice = providerChoice(manifest, origins, io);
     if (options.key === true) await apiKey(choice, origins, io);
-    return "ok";
+    return undefined;
   } catch (error) {
-    if (CliError.is(error) || ManifestError.is(error)) return error.code;
+    if (CliError.is(error) || ManifestError.is(error)) return error;
     throw error;
   }
 }
@@ -120,5 +129,56 @@ describe("which file the workspace may send as the key", () => {
     await writeFile(join(root, "ws", ".insomnia", "big.txt"), "k".repeat(64 * 1024 + 1));
     expect(await decide(keyFile("big.txt"), { key: true })).toBe("API_KEY_UNREADABLE");
     expect(await decide(keyFile("missing.txt"), { key: true })).toBe("API_KEY_UNREADABLE");
+  });
+
+  test("each_refusal_says_what_to_do_at_the_manifest_key_and_reads_nothing_it_refuses", async () => {
+    const dir = join(root, "ws", ".insomnia");
+    await mkdir(join(dir, "subdir"), { recursive: true });
+    execFileSync("mkfifo", [join(dir, "fifo")]);
+    await writeFile(join(dir, "big.txt"), "k".repeat(64 * 1024 + 1));
+    await writeFile(join(root, "secret.txt"), "user:token@host\n");
+    await symlink(join(root, "secret.txt"), join(dir, "link.txt"));
+    const refusal = async (path: string) => {
+      const error = await decision(keyFile(path), { key: true });
+      return [error?.code, error?.message.replace(dir, "<dir>").replace(root, "<root>"), error?.line, error?.column];
+    };
+    expect(await refusal("fifo")).toEqual([
+      "API_KEY_UNREADABLE",
+      ".insomnia/pod.yaml:4:17: provider.api_key_file <dir>/fifo is not a regular file; point it at a file holding the key on one line",
+      4,
+      17,
+    ]);
+    expect((await refusal("subdir"))[1]).toBe(
+      ".insomnia/pod.yaml:4:17: provider.api_key_file <dir>/subdir is not a regular file; point it at a file holding the key on one line",
+    );
+    expect((await refusal("big.txt"))[1]).toBe(
+      ".insomnia/pod.yaml:4:17: provider.api_key_file <dir>/big.txt is larger than 64 KiB; it should hold only the key",
+    );
+    expect((await refusal("missing.txt"))[1]).toBe(
+      ".insomnia/pod.yaml:4:17: provider.api_key_file <dir>/missing.txt cannot be read (ENOENT); create it with the key on one line, or fix the path",
+    );
+    const outside = await refusal("link.txt");
+    expect(outside[0]).toBe("UNTRUSTED_WORKSPACE");
+    expect(outside[1]).toMatch(
+      /^\.insomnia\/pod\.yaml:4:17: provider\.api_key_file reads the API key from .*secret\.txt, outside the workspace /,
+    );
+    await writeFile(join(dir, "empty.txt"), " \n");
+    expect(await refusal("empty.txt")).toEqual([
+      "NO_API_KEY",
+      ".insomnia/pod.yaml:4:17: provider.api_key_file <dir>/empty.txt is empty; put the anthropic API key in it",
+      4,
+      17,
+    ]);
+  });
+
+  test("a_key_file_the_user_names_may_be_a_symlink_anywhere_but_never_a_fifo_or_directory", async () => {
+    await mkdir(join(root, "keys"), { recursive: true });
+    await writeFile(join(root, "keys", "real.txt"), "sk-user\n");
+    await symlink(join(root, "keys", "real.txt"), join(root, "keys", "link.txt"));
+    execFileSync("mkfifo", [join(root, "keys", "fifo")]);
+    const user = (path: string) => decide("worker:\n  max_turns: 4\n", { user: keyFile(path), key: true });
+    expect(await user(join(root, "keys", "link.txt"))).toBe("ok");
+    expect(await user(join(root, "keys", "fifo"))).toBe("API_KEY_UNREADABLE");
+    expect(await user(join(root, "keys"))).toBe("API_KEY_UNREADABLE");
   });
 });

@@ -1,5 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
-import { isSameOrInside, openedPath, readCapped } from "@insomnia/safe-read";
+import { readSmallFile } from "@insomnia/safe-read";
 import { apiKeyFilePath, type ManifestOrigins, type PodManifest, workspaceRootOf } from "@insomnia/manifest";
 import type { aiSdkClient } from "@insomnia/ai-sdk";
 import { CliError } from "./cli-error.ts";
@@ -74,43 +73,39 @@ export function providerChoice(manifest: PodManifest, origins: ManifestOrigins, 
 const MAX_KEY_FILE_BYTES = 64 * 1024;
 
 /**
- * The text of the key file: a regular file (opened non-blocking, so a FIFO cannot hang the
+ * The text of the key file: a regular file (a FIFO is never opened, so it cannot hang the
  * run) of at most 64 KiB. When the workspace's own manifest named it, its real path must be
  * inside the workspace: a checkout does not choose which of the user's files is sent (a
  * `key.txt` committed as a symlink to `~/.git-credentials`, say).
  */
 function readKeyFile(path: string, within: string | undefined, origins: ManifestOrigins): string {
   const where = at(origins, "provider.api_key_file");
+  // Bytes as they are: the key is trimmed and checked by the provider, not here.
+  const read = readSmallFile(path, { maxBytes: MAX_KEY_FILE_BYTES, within, decode: "bytes" });
+  if (read.ok) return read.value.bytes.toString("utf8");
   const refuse = (why: string, cause?: unknown) =>
     new CliError("API_KEY_UNREADABLE", `provider.api_key_file ${path} ${why}`, { cause, ...where });
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (cause) {
-    throw refuse(
-      `cannot be read (${(cause as NodeJS.ErrnoException).code ?? String(cause)}); create it with the key on one line, or fix the path`,
-      cause,
-    );
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw refuse("is not a regular file; point it at a file holding the key on one line");
-    if (within !== undefined) {
-      const real = openedPath(fd) ?? realpathSync(path);
-      if (!isSameOrInside(realpathSync(within), real)) {
-        throw new CliError(
-          "UNTRUSTED_WORKSPACE",
-          `provider.api_key_file reads the API key from ${real}, outside the workspace ${within}; a checkout does not choose which of your files is sent, so nothing was read or sent. Set provider.api_key_file in your user manifest or with --overlay`,
-          where,
-        );
-      }
-    }
-    const bytes = readCapped(fd, stat.size, MAX_KEY_FILE_BYTES);
-    if (bytes === undefined)
+  switch (read.reason) {
+    case "outside-root":
+      throw new CliError(
+        "UNTRUSTED_WORKSPACE",
+        `provider.api_key_file reads the API key from ${read.real}, outside the workspace ${within}; a checkout does not choose which of your files is sent, so nothing was read or sent. Set provider.api_key_file in your user manifest or with --overlay`,
+        where,
+      );
+    case "not-a-file":
+      throw refuse("is not a regular file; point it at a file holding the key on one line");
+    case "too-large":
       throw refuse(`is larger than ${MAX_KEY_FILE_BYTES / 1024} KiB; it should hold only the key`);
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
-  } finally {
-    closeSync(fd);
+    case "replaced":
+      throw refuse("was replaced while it was being read; run again");
+    default: {
+      const cause = "cause" in read ? read.cause : undefined;
+      const errno = ("errno" in read ? read.errno : undefined) ?? (cause as NodeJS.ErrnoException | undefined)?.code;
+      throw refuse(
+        `cannot be read (${errno ?? String(cause)}); create it with the key on one line, or fix the path`,
+        cause,
+      );
+    }
   }
 }
 

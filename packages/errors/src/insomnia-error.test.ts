@@ -92,6 +92,16 @@ describe("InsomniaError", () => {
     expect(Object.keys(first)).not.toContain("problems");
   });
 
+  test("an_error_standing_for_another_reports_that_errors_problems", () => {
+    const inner = new SampleError("BAD", "unclosed", { ref: "$workspace/a", line: 2 });
+    const other = new SampleError("WORSE", "unknown variable", { ref: "$workspace/a", line: 5 });
+    setProblems(inner, [inner, other]);
+    const outer = new SampleError("WORSE", inner.detail, { cause: inner, problems: inner.problems });
+    expect(outer.problems).toEqual([inner, other]);
+    expect(Object.isFrozen(outer.problems)).toBe(true);
+    expect(new SampleError("BAD", "alone", { problems: [] }).problems).toHaveLength(1);
+  });
+
   test("to_json_cuts_cycles_in_causes_and_fields", () => {
     const a = new SampleError("BAD", "a");
     const b = new SampleError("BAD", "b", { cause: a });

@@ -18,6 +18,11 @@ export interface InsomniaErrorOptions extends ErrorLocation {
   cause?: unknown;
   /** Lines appended to the message after the detail, e.g. an include chain. */
   messageSuffix?: string | undefined;
+  /**
+   * What this error reports (see {@link InsomniaError.problems}) when that is not itself: an
+   * error standing for another package's failure (a pod's around a template's) lists that failure's problems.
+   */
+  problems?: readonly InsomniaError[] | undefined;
 }
 
 const BASE_BRAND = Symbol.for("insomnia.error");
@@ -37,8 +42,10 @@ export abstract class InsomniaError<Code extends string = string> extends Error 
   declare readonly line?: number;
   declare readonly column?: number;
   /**
-   * Every problem found by the same operation, this error first; `[this]` when it was the
-   * only one. Not enumerable, so loggers that walk own keys see no cycle.
+   * What a reporter shows for this error, each entry from its own fields (code, location,
+   * detail): every problem found by the same operation, this error first; `[this]` when it was
+   * the only one; the problems of the failure it stands for when built with
+   * {@link InsomniaErrorOptions.problems}. Not enumerable, so loggers that walk own keys see no cycle.
    */
   declare readonly problems: readonly InsomniaError[];
   /** What the message adds after the detail (e.g. an include chain), so an error wrapping this one can repeat it. */
@@ -52,7 +59,8 @@ export abstract class InsomniaError<Code extends string = string> extends Error 
     if (options.ref !== undefined) this.ref = options.ref;
     if (options.line !== undefined) this.line = options.line;
     if (options.column !== undefined) this.column = options.column;
-    Object.defineProperty(this, "problems", { value: Object.freeze([this]), writable: true, configurable: true });
+    const problems = options.problems === undefined || options.problems.length === 0 ? [this] : [...options.problems];
+    Object.defineProperty(this, "problems", { value: Object.freeze(problems), writable: true, configurable: true });
     if (options.messageSuffix !== undefined)
       Object.defineProperty(this, "messageSuffix", { value: options.messageSuffix });
     Object.defineProperty(this, BASE_BRAND, { value: true });

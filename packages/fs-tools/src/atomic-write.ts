@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -23,7 +22,8 @@ const fsyncAsync = promisify(fsync);
 
 /** 12 random hex digits for a temp name. */
 function randomSuffix(): string {
-  return randomBytes(6).toString("hex");
+  // node:crypto is loaded when first used, not with this module: `pod prompt` never needs it.
+  return process.getBuiltinModule("node:crypto").randomBytes(6).toString("hex");
 }
 
 /** What a finished write did. */

@@ -2,7 +2,7 @@ import { formatKey, pathKey, type PathSegments } from "@insomnia/safe-yaml";
 import { MAX_REPORTED_ISSUES } from "./issue.ts";
 import type { Issue } from "./issue.ts";
 import type { PositionMap } from "@insomnia/safe-yaml";
-import { valibot } from "./lazy-dependencies.ts";
+import * as v from "valibot";
 import { didYouMean } from "@insomnia/errors";
 import { WORKER_TOOL_NAMES } from "./defaults.ts";
 import { knownKeysAt, layerSchema, TOOL_NAME_PHRASE } from "./schema.ts";
@@ -20,7 +20,7 @@ export function checkLayerValue(
   // valibot's object schemas accept arrays (as objects with no keys), so `worker: []`
   // would pass as an empty section: reject lists where mappings belong first.
   const misplaced = listsWhereMappingsBelong(value, [], positions);
-  const result = valibot().safeParse(layerSchema(), value, { abortEarly: false, abortPipeEarly: true });
+  const result = v.safeParse(layerSchema(), value, { abortEarly: false, abortPipeEarly: true });
   if (result.success) {
     return misplaced.length > 0
       ? { value: undefined, issues: misplaced }

@@ -6,6 +6,20 @@ import { merge } from "./merge.ts";
 import type { PartialManifest } from "./types.ts";
 
 describe("resolveManifest", () => {
+  test("resolving_an_empty_layer_applies_the_defaults_and_anything_else_is_still_checked", () => {
+    const cwd = "/srv/p";
+    expect(resolveManifest({}, { cwd }).scope.allow).toEqual([{ target: cwd, permission: "write", recursive: true }]);
+    for (const bad of [[], Object.create({ pod: { name: "" } }) as object, { worker: [] }]) {
+      let error: unknown;
+      try {
+        resolveManifest(bad as never, { cwd });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(ManifestError.is(error), JSON.stringify(bad)).toBe(true);
+    }
+  });
+
   test("empty_layer_gets_every_default", () => {
     expect(resolveManifest({}, { cwd: "/work/project" })).toEqual({
       pod: { name: "project", pwd: "/work/project" },

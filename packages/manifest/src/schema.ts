@@ -1,6 +1,6 @@
 import { isAbsolute } from "node:path";
 import { WORKER_TOOL_NAMES } from "./defaults.ts";
-import { type Valibot, valibot } from "./lazy-dependencies.ts";
+import * as v from "valibot";
 
 function noNul(value: string): boolean {
   return !value.includes("\u0000");
@@ -35,8 +35,8 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-/** One manifest layer as written: strict objects, every key optional. Built with the valibot module `v`. */
-function buildLayerSchema(v: Valibot) {
+/** One manifest layer as written: strict objects, every key optional. */
+function buildLayerSchema() {
   // Each message is the expectation phrase used in "<key> must be <phrase>, got <value>".
   const nonEmptyString = (phrase: string) => v.pipe(v.string(phrase), v.nonEmpty(phrase), v.check(noNul, phrase));
   const positiveInteger = (phrase: string) => v.pipe(v.number(phrase), v.safeInteger(phrase), v.minValue(1, phrase));
@@ -203,9 +203,9 @@ export type LayerSchema = ReturnType<typeof buildLayerSchema>;
 
 let built: LayerSchema | undefined;
 
-/** The layer schema, built (and valibot loaded) on first use. */
+/** The layer schema, built on first use (a run without a manifest layer never builds it). */
 export function layerSchema(): LayerSchema {
-  built ??= buildLayerSchema(valibot());
+  built ??= buildLayerSchema();
   return built;
 }
 

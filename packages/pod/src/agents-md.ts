@@ -1,5 +1,5 @@
 import { errorText } from "@insomnia/errors";
-import { readTextInsideRoot } from "@insomnia/safe-read";
+import { readTextInsideRoot, resolveRoot } from "@insomnia/safe-read";
 import { realpath } from "node:fs/promises";
 import { join } from "node:path";
 import type { PodWarning } from "./pod-warning.ts";
@@ -57,9 +57,12 @@ export async function readAgentsMd(
   const path = join(pwd, AGENTS_MD_FILE);
   // Checked on the real path, against the workspace root where the pod runs (not a scope the
   // checkout wrote): a symlinked AGENTS.md must not pull in ~/.ssh/id_rsa.
-  const root = await realpath(options.root ?? pwd).catch(() => options.root ?? pwd);
+  // Resolved once, here: the read judges against this real path without resolving it again.
+  const given = options.root ?? pwd;
+  const resolved = resolveRoot(given);
+  const root = resolved.ok ? resolved.value.real : given;
   const read = readTextInsideRoot(path, {
-    root,
+    root: resolved.ok ? resolved.value : given,
     maxBytes,
     overLimit: "cut",
     inside: "or-same",

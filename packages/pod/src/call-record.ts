@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Message } from "@insomnia/worker";
 
 /**
@@ -36,7 +35,8 @@ const HASH_CHARS = 16;
 
 /** A short hex digest: 64 bits, plenty to tell two requests of one conversation apart. */
 export function shortHash(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, HASH_CHARS);
+  // node:crypto is loaded when first used, not with this module: `pod prompt` never needs it.
+  return process.getBuiltinModule("node:crypto").createHash("sha256").update(text).digest("hex").slice(0, HASH_CHARS);
 }
 
 const messageHashes = new WeakMap<Message, string>();

@@ -1,5 +1,4 @@
 import { hasBrand, InsomniaError, type InsomniaErrorOptions } from "@insomnia/errors";
-import type { ManifestOrigin } from "@insomnia/manifest";
 
 /** Machine-readable reason of a {@link PodError}. */
 export type PodErrorCode =
@@ -20,27 +19,20 @@ export type PodErrorCode =
   /** `worker.compact_instruction` names a prompt that cannot be read. */
   | "INVALID_COMPACT_INSTRUCTION";
 
-/** Extra fields of a {@link PodError}: where the problem is (a segment log, a lock file, a template) and its cause. */
-export type PodErrorOptions = InsomniaErrorOptions & {
-  /** Where in the manifest the value that failed was set (see {@link PodError.origin}). */
-  origin?: ManifestOrigin | undefined;
-};
+/** Extra fields of a {@link PodError}: where the problem is (a segment log, a lock file, a template), its cause and what it reports. */
+export type PodErrorOptions = InsomniaErrorOptions;
 
-/** The one error class of @insomnia/pod. */
+/**
+ * The one error class of @insomnia/pod. One that stands for another package's failure (a
+ * template's, a scope's) has it as `cause` and reports its problems (`problems`), which carry
+ * their own positions, a manifest value's among them.
+ */
 export class PodError extends InsomniaError<PodErrorCode> {
   static readonly brand = Symbol.for("insomnia.pod.error");
   override readonly name = "PodError";
-  /**
-   * The manifest value the failure is about, where a layer set it: `worker.instruction` when the
-   * instruction itself cannot be loaded, a scope rule's `target` that cannot be resolved, or
-   * `pod.pwd`. Taken from the manifest's provenance, so a user is shown the line they wrote.
-   */
-  declare readonly origin?: ManifestOrigin;
 
   constructor(code: PodErrorCode, detail: string, options: PodErrorOptions = {}) {
-    const { origin, ...rest } = options;
-    super(code, detail, rest);
-    if (origin !== undefined) this.origin = origin;
+    super(code, detail, options);
   }
 
   /** True for a PodError from any installed copy of this package. */

@@ -1,8 +1,8 @@
 import { isSameOrInside } from "@insomnia/safe-read";
+import type { ErrorLocation } from "@insomnia/errors";
 import {
   checkWorkspaceTrust,
   DEFAULT_SKILLS_BUDGET,
-  type ManifestOrigin,
   manifestProvenance,
   type PodManifest,
   realDirectory,
@@ -124,20 +124,19 @@ export async function parsePodPrompt(
 
 /**
  * Parses the manifest's instruction with all its includes, as a pod does; a failure is a
- * PodError `INVALID_SYSTEM_PROMPT_TEMPLATE`, at `worker.instruction` when the instruction itself cannot be loaded.
+ * PodError `INVALID_SYSTEM_PROMPT_TEMPLATE` reporting the template's problems, an instruction
+ * that cannot be loaded at the manifest value `worker.instruction`.
  */
 export async function parsePodInstruction(
   manifest: PodManifest,
   options: Pick<ParsePodPromptOptions, "loader" | "env"> = {},
 ): Promise<SystemPromptTemplate> {
   const loader = options.loader ?? PromptLoader.forPod({ cwd: manifest.pod.pwd, env: options.env ?? process.env });
+  const instructionAt = manifestProvenance(manifest)?.origins["worker.instruction"];
   try {
-    return await SystemPromptTemplate.parse(manifest.worker.instruction, loader);
+    return await SystemPromptTemplate.parse(manifest.worker.instruction, loader, { instructionAt });
   } catch (error) {
-    // No line: the instruction itself could not be loaded, so the manifest line that names it is the place to look.
-    const own = SystemPromptError.is(error) && error.code === "INCLUDE_FAILED" && error.line === undefined;
-    const origin = own ? manifestProvenance(manifest)?.origins["worker.instruction"] : undefined;
-    throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction, origin);
+    throw templateError(error, "INVALID_SYSTEM_PROMPT_TEMPLATE", manifest.worker.instruction);
   }
 }
 
@@ -307,45 +306,47 @@ function checkWorkspaceSources(sources: readonly TemplateSource[], root: string)
   }
 }
 
-/** The pod's scope from the manifest's rules; a rule that cannot be resolved is INVALID_SCOPE. */
+/**
+ * The pod's scope from the manifest's rules; a rule that cannot be resolved is INVALID_SCOPE,
+ * reporting the ScopeError, which carries where the manifest set the rule (or `pod.pwd`).
+ */
 export function buildScope(manifest: PodManifest): Scope {
+  const origins = manifestProvenance(manifest)?.origins ?? {};
+  // A rule is named by its place in the merged manifest (`scope.allow[1]`); the base is pod.pwd,
+  // the directory itself when no layer set it.
+  const locate = (setting: string): ErrorLocation | undefined =>
+    setting === "base"
+      ? (origins["pod.pwd"] ?? { file: manifest.pod.pwd })
+      : (origins[`${setting}.target`] ?? origins[`${setting}.permission`]);
   try {
-    return Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd);
+    return Scope.fromConfig({ allow: manifest.scope.allow, deny: manifest.scope.deny }, manifest.pod.pwd, { locate });
   } catch (error) {
     if (!ScopeError.is(error)) throw error;
-    // The base is pod.pwd; a rule is named by its place in the merged manifest (`scope.allow[1]`).
-    const origins = manifestProvenance(manifest)?.origins ?? {};
-    const origin =
-      error.code === "INVALID_BASE"
-        ? origins["pod.pwd"]
-        : error.rule === undefined
-          ? undefined
-          : (origins[`${error.rule}.target`] ?? origins[`${error.rule}.permission`]);
     throw new PodError("INVALID_SCOPE", `invalid scope for pod at ${manifest.pod.pwd}: ${error.detail}`, {
       cause: error,
-      origin,
+      problems: error.problems,
     });
   }
 }
 
-/** Maps a template (or loader) failure onto a PodError, copying its position. */
+/**
+ * Maps a template (or loader) failure onto a PodError that reports the template's problems;
+ * it repeats the template's position when the failure is inside a template file.
+ */
 function templateError(
   error: unknown,
   code: "INVALID_SYSTEM_PROMPT_TEMPLATE" | "SYSTEM_PROMPT_RENDER",
   instruction: string,
-  origin?: ManifestOrigin,
 ): unknown {
   if (!SystemPromptError.is(error) && !PromptLoaderError.is(error)) return error;
-  const line = SystemPromptError.is(error) ? error.line : undefined;
-  const column = SystemPromptError.is(error) ? error.column : undefined;
-  const ref = error.ref ?? instruction;
+  const template = SystemPromptError.is(error) ? error : undefined;
+  // An instruction that could not be loaded is located in the manifest (no `ref`): not a position in `instruction`.
+  const inFile = template === undefined || template.ref !== undefined;
   return new PodError(code, error.detail, {
     cause: error,
-    ref,
-    file: error.file,
-    line,
-    column,
+    ref: error.ref ?? instruction,
+    ...(inFile ? { file: error.file, line: template?.line, column: template?.column } : {}),
     messageSuffix: error.messageSuffix,
-    origin,
+    problems: error.problems,
   });
 }

@@ -1,4 +1,4 @@
-import { errorText } from "@insomnia/errors";
+import { errorText, InsomniaError } from "@insomnia/errors";
 import type { ManifestProvider, PodManifest } from "@insomnia/manifest";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
@@ -239,7 +239,13 @@ async function compactionSettings(manifest: PodManifest, loader: TemplateLoader)
     throw new PodError(
       "INVALID_COMPACT_INSTRUCTION",
       `worker.compact_instruction ${instructionRef} cannot be read: ${detail}; fix the reference or the file`,
-      { cause, ref: instructionRef, file: (cause as { file?: string }).file },
+      // Reported as the loader's problem: its code and the file it tried.
+      {
+        cause,
+        ref: instructionRef,
+        file: (cause as { file?: string }).file,
+        problems: InsomniaError.isInsomniaError(cause) ? cause.problems : undefined,
+      },
     );
   }
   return {

@@ -3,7 +3,8 @@ import { bytePosition, firstInvalidUtf8Offset } from "./utf8.ts";
 
 export { completeUtf8Length } from "./utf8.ts";
 
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+// Made on the first text that is not ASCII: most prompts are ASCII, and a TextDecoder is costly to set up.
+let decoder: InstanceType<typeof TextDecoder> | undefined;
 
 /** Text decoded by {@link decodeUtf8Text}, or where its bytes stop being UTF-8. */
 export type DecodedText =
@@ -24,6 +25,7 @@ export function decodeUtf8Text(bytes: Uint8Array, options: { newlines?: "keep" |
   if (isAscii(bytes)) text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
   else {
     try {
+      decoder ??= new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
       text = decoder.decode(bytes);
     } catch (cause) {
       const byteOffset = firstInvalidUtf8Offset(bytes) ?? bytes.length;

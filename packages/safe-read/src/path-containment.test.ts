@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { isSameOrInside, isStrictlyInside, pathSegments, segmentsWithin } from "./path-containment.ts";
 
@@ -29,5 +30,23 @@ describe("path containment", () => {
     expect(segmentsWithin(pathSegments("/a/b/c/d", "linux"), dir, 1)).toBe(false);
     expect(segmentsWithin(dir, dir, 0)).toBe(true);
     expect(pathSegments("/a//b/./c", "linux")).toEqual(["/", "a", "b", "c"]);
+  });
+});
+
+describe("plain paths compared by text", () => {
+  test("agree_with_the_segment_comparison_on_generated_paths", () => {
+    // Paths built from a few names, with empty, `.` and `..` segments and trailing slashes
+    // mixed in, so the text comparison and the segment comparison both get taken.
+    const segment = fc.constantFrom("a", "b", "ab", "a.b", "..a", ".a", ".", "..", "", "a b", "é");
+    const absolute = fc.array(segment, { maxLength: 5 }).map((parts) => `/${parts.join("/")}`);
+    fc.assert(
+      fc.property(absolute, absolute, (dir, candidate) => {
+        const d = pathSegments(dir, "linux");
+        const c = pathSegments(candidate, "linux");
+        expect(isSameOrInside(dir, candidate, "linux")).toBe(segmentsWithin(c, d));
+        expect(isStrictlyInside(dir, candidate, "linux")).toBe(c.length > d.length && segmentsWithin(c, d));
+      }),
+      { numRuns: 2000, seed: 0x5afe },
+    );
   });
 });

@@ -1,5 +1,18 @@
 import * as path from "node:path";
 
+const SLASH = 0x2f;
+// An empty segment (`//`, a trailing `/`), or a `.` or `..` one.
+const NOT_PLAIN = /\/(?:\.{1,2})?(?:\/|$)/;
+
+/**
+ * An absolute POSIX path that is already what `pathSegments` would make of it (as real paths
+ * are): no empty, `.` or `..` segment, no trailing `/`. Two such paths compare by their text,
+ * a prefix ending at a `/` being a whole-segment prefix.
+ */
+function isPlain(absolute: string): boolean {
+  return absolute.length > 1 && absolute.charCodeAt(0) === SLASH && !NOT_PLAIN.test(absolute);
+}
+
 /** Segments of an absolute path, its root (`/`, or a drive on Windows) first; `..` and `.` resolved lexically. */
 export function pathSegments(absolute: string, platform: NodeJS.Platform = process.platform): readonly string[] {
   const p = platform === "win32" ? path.win32 : path.posix;
@@ -30,6 +43,9 @@ export function segmentsWithin(
 
 /** True when `candidate` is `dir` itself or anything below it (absolute paths, compared by segments). */
 export function isSameOrInside(dir: string, candidate: string, platform: NodeJS.Platform = process.platform): boolean {
+  if (platform !== "win32" && isPlain(dir) && isPlain(candidate)) {
+    return candidate === dir || (candidate.startsWith(dir) && candidate.charCodeAt(dir.length) === SLASH);
+  }
   return segmentsWithin(folded(candidate, platform), folded(dir, platform));
 }
 
@@ -39,6 +55,9 @@ export function isStrictlyInside(
   candidate: string,
   platform: NodeJS.Platform = process.platform,
 ): boolean {
+  if (platform !== "win32" && isPlain(dir) && isPlain(candidate)) {
+    return candidate.startsWith(dir) && candidate.charCodeAt(dir.length) === SLASH;
+  }
   const inner = folded(candidate, platform);
   const outer = folded(dir, platform);
   return inner.length > outer.length && segmentsWithin(inner, outer);

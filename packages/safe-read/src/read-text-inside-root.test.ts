@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { readTextInsideRoot } from "./read-text-inside-root.ts";
+import { resolveRoot } from "./resolved-root.ts";
 
 let base: string;
 let root: string;
@@ -128,5 +129,106 @@ describe("readTextInsideRoot", () => {
       ok: true,
       value: { text: "a" },
     });
+  });
+});
+
+describe("a root resolved once", () => {
+  function resolved(dir: string) {
+    const result = resolveRoot(dir);
+    if (!result.ok) throw new Error(`${dir} did not resolve`);
+    return result.value;
+  }
+
+  test("gives_the_same_reads_and_refusals_as_a_root_given_by_path", () => {
+    writeFileSync(join(root, "a.md"), "a\r\n");
+    writeFileSync(join(outside, "secret"), "hunter2");
+    symlinkSync(join(outside, "secret"), join(root, "link.md"));
+    symlinkSync(outside, join(root, "dir"));
+    writeFileSync(join(outside, "x.md"), "x");
+    execFileSync("mkfifo", [join(root, "fifo")]);
+    writeFileSync(join(root, "big.md"), "x".repeat(20));
+    writeFileSync(join(root, "bad.md"), Buffer.from([0x61, 0xff]));
+    // The root itself reached through a symlink: both judge against its real path.
+    symlinkSync(root, join(base, "alias"));
+    const once = resolved(join(base, "alias"));
+    expect(once).toEqual({ path: join(base, "alias"), real: root });
+    for (const name of ["a.md", "link.md", join("dir", "x.md"), "fifo", "big.md", "bad.md", "nope", "."]) {
+      const file = join(base, "alias", name);
+      const options = { maxBytes: 10, decode: "lf" } as const;
+      const byPath = readTextInsideRoot(file, { ...options, root: join(base, "alias") });
+      const byRoot = readTextInsideRoot(file, { ...options, root: once });
+      expect(byRoot, name).toEqual(byPath);
+    }
+  });
+
+  test("judges_every_read_against_the_real_path_it_had_when_resolved", () => {
+    // The root swapped for a symlink to elsewhere after it was resolved: nothing is read from there.
+    writeFileSync(join(outside, "a.md"), "elsewhere");
+    const once = resolved(root);
+    renameSync(root, join(base, "moved"));
+    symlinkSync(outside, root);
+    expect(readTextInsideRoot(join(root, "a.md"), { root: once, maxBytes: 100 })).toMatchObject({
+      ok: false,
+      reason: "outside-root",
+      real: join(outside, "a.md"),
+      root,
+    });
+  });
+
+  test("a_root_built_by_hand_is_resolved_again", () => {
+    writeFileSync(join(outside, "secret"), "hunter2");
+    symlinkSync(join(outside, "secret"), join(root, "link.md"));
+    // A forged `real` that would let the link pass is not believed: the path is resolved.
+    const forged = { path: root, real: base };
+    expect(readTextInsideRoot(join(root, "link.md"), { root: forged, maxBytes: 100 })).toMatchObject({
+      ok: false,
+      reason: "outside-root",
+      root,
+    });
+  });
+
+  test("a_root_that_does_not_resolve_is_a_refusal_not_a_throw", () => {
+    expect(resolveRoot(join(base, "none"))).toMatchObject({ ok: false, reason: "root-unresolved", errno: "ENOENT" });
+  });
+});
+
+describe("a regular file taken at its path", () => {
+  test("is_placed_by_its_descriptor_before_its_size_is_judged", () => {
+    // Outside and too large: outside is what is said, as when the path is resolved first.
+    writeFileSync(join(outside, "big.md"), "x".repeat(100));
+    symlinkSync(outside, join(root, "dir"));
+    expect(readTextInsideRoot(join(root, "dir", "big.md"), { root, maxBytes: 10 })).toMatchObject({
+      reason: "outside-root",
+      real: join(outside, "big.md"),
+    });
+    writeFileSync(join(root, "big.md"), "x".repeat(100));
+    expect(readTextInsideRoot(join(root, "big.md"), { root, maxBytes: 10 })).toMatchObject({
+      reason: "too-large",
+      size: 100,
+    });
+  });
+
+  test("is_read_at_its_real_path_through_a_symlinked_directory_inside_the_root", () => {
+    mkdirSync(join(root, "real"));
+    writeFileSync(join(root, "real", "a.md"), "a");
+    symlinkSync(join(root, "real"), join(root, "alias"));
+    expect(readTextInsideRoot(join(root, "alias", "a.md"), { root, maxBytes: 10 })).toMatchObject({
+      ok: true,
+      value: { file: join(root, "real", "a.md"), text: "a" },
+    });
+  });
+
+  test("a_relative_path_is_read_from_the_working_directory", () => {
+    writeFileSync(join(root, "a.md"), "a");
+    const cwd = process.cwd();
+    try {
+      process.chdir(root);
+      expect(readTextInsideRoot("a.md", { root: ".", maxBytes: 10 })).toMatchObject({
+        ok: true,
+        value: { file: join(root, "a.md") },
+      });
+    } finally {
+      process.chdir(cwd);
+    }
   });
 });

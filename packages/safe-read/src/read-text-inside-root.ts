@@ -1,8 +1,19 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, realpathSync, type Stats, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from "node:fs";
 import { openedPath, readUpTo } from "./bounded-read.ts";
 import { decodeUtf8Text } from "./decode-utf8-text.ts";
 import { completeUtf8Length } from "./utf8.ts";
 import { isSameOrInside, isStrictlyInside } from "./path-containment.ts";
+import { type ResolvedRoot, realRootOf } from "./resolved-root.ts";
 
 // O_NONBLOCK: a FIFO swapped in after the stat check must not wait for a writer.
 // O_NOFOLLOW: the last component must not have become a symlink since it was checked.
@@ -16,8 +27,11 @@ const OPEN_FLAGS =
 
 /** Where a file may be read from, how much of it, and how its text is given back. */
 export interface ReadInsideRootOptions {
-  /** The directory the file's real path must stay inside (resolved to its real path here). */
-  readonly root: string;
+  /**
+   * The directory the file's real path must stay inside: a path (resolved to its real path
+   * here, on every call), or a root `resolveRoot` resolved once for many reads.
+   */
+  readonly root: string | ResolvedRoot;
   /** The most bytes read. */
   readonly maxBytes: number;
   /** A bigger file is refused (`too-large`, the default), or its first `maxBytes` are read, cut at a UTF-8 boundary. */
@@ -103,12 +117,10 @@ export type ReadInsideRootResult =
  * disk: a refusal is returned, each caller words it with its own code.
  */
 export function readTextInsideRoot(file: string, options: ReadInsideRootOptions): ReadInsideRootResult {
-  let realRoot: string;
-  try {
-    realRoot = realpathSync.native(options.root);
-  } catch (cause) {
-    return refuse({ reason: "root-unresolved", root: options.root, ...errnoOf(cause), cause });
-  }
+  const root = realRootOf(options.root);
+  if (!root.ok)
+    return refuse({ reason: "root-unresolved", root: root.root, ...errnoOf(root.cause), cause: root.cause });
+  const realRoot = root.value.real;
   const inside = options.inside === "or-same" ? isSameOrInside : isStrictlyInside;
   const placeRefusal = (real: string): ReadRefusal | undefined => {
     if (!inside(realRoot, real)) return { reason: "outside-root", file, real, root: realRoot };
@@ -117,33 +129,15 @@ export function readTextInsideRoot(file: string, options: ReadInsideRootOptions)
     return undefined;
   };
 
-  let real: string;
-  let before: Stats;
-  if (options.symlinks === "refuse") {
-    real = file;
-    try {
-      before = lstatSync(file);
-    } catch (cause) {
-      return refuse(resolveFailure(file, cause, false));
-    }
-  } else {
-    try {
-      real = realpathSync.native(file);
-    } catch (cause) {
-      return refuse(resolveFailure(file, cause, isSymlink(file)));
-    }
-    const misplaced = placeRefusal(real);
-    if (misplaced !== undefined) return refuse(misplaced);
-    try {
-      before = statSync(real);
-    } catch (cause) {
-      return refuse({ reason: "open-failed", file: real, stage: "stat", ...errnoOf(cause), cause });
-    }
-  }
+  const located = locate(file, options, placeRefusal);
+  if (!("before" in located)) return refuse(located);
+  const { before, placed } = located;
+  let real = located.real;
   // Checked before open, so a FIFO, socket or device is never opened at all.
   if (!before.isFile()) return refuse({ reason: "not-a-file", file: real, stats: before });
   const cutAllowed = options.overLimit === "cut";
-  if (!cutAllowed && before.size > options.maxBytes)
+  // A file not placed yet is refused for its place before its size, as one resolved first is.
+  if (placed && !cutAllowed && before.size > options.maxBytes)
     return refuse({ reason: "too-large", file: real, size: before.size });
 
   let fd: number;
@@ -159,11 +153,17 @@ export function readTextInsideRoot(file: string, options: ReadInsideRootOptions)
     if (!after.isFile() || after.dev !== before.dev || after.ino !== before.ino) {
       return refuse({ reason: "replaced", file: real, stats: after });
     }
-    // Where the descriptor really is: a directory swapped for a symlink after the checks above is caught here.
-    // A path taken as it is is placed here (without /proc, it is the caller's to have placed);
-    // a resolved one again only when the descriptor is elsewhere.
-    const opened = openedPath(fd);
-    if (opened !== undefined && (opened !== real || options.symlinks === "refuse")) {
+    // Where the descriptor really is, before a byte is read: a directory swapped for a symlink
+    // after the checks above is caught here, and a file not placed yet is placed here.
+    let opened = openedPath(fd);
+    if (opened === undefined && !placed && options.symlinks !== "refuse") {
+      // /proc failed us after all: the real path counts only when it leads to the open file.
+      opened = realpathSync.native(file);
+      const there = statSync(opened);
+      if (there.dev !== after.dev || there.ino !== after.ino)
+        return refuse({ reason: "replaced", file: real, stats: there });
+    }
+    if (opened !== undefined && (opened !== real || !placed)) {
       const misplaced = placeRefusal(opened);
       if (misplaced !== undefined) return refuse(misplaced);
       real = opened;
@@ -191,6 +191,65 @@ export function readTextInsideRoot(file: string, options: ReadInsideRootOptions)
   if (!decoded.ok)
     return refuse({ reason: "not-utf8", file: real, bytes: read.bytes, ...decoded.at, cause: decoded.cause });
   return { ok: true, value: { ...value, text: decoded.text, textBytes } };
+}
+
+/** Where a file is before it is opened: the path to open, its stat, and whether that path was placed inside the root. */
+interface Located {
+  readonly real: string;
+  readonly before: Stats;
+  /** False: the path is placed by the open descriptor's path, before anything is read. */
+  readonly placed: boolean;
+}
+
+/**
+ * Finds the file to open. A path taken as it is (`symlinks: "refuse"`), or a regular file that
+ * is not a symlink on a system whose descriptors tell their path, is opened where it is
+ * (O_NOFOLLOW) and placed by its descriptor; anything else is resolved and placed first.
+ */
+function locate(
+  file: string,
+  options: ReadInsideRootOptions,
+  placeRefusal: (real: string) => ReadRefusal | undefined,
+): Located | ReadRefusal {
+  if (options.symlinks === "refuse") {
+    try {
+      return { real: file, before: lstatSync(file), placed: false };
+    } catch (cause) {
+      return resolveFailure(file, cause, false);
+    }
+  }
+  if (hasProcFd()) {
+    let link: Stats | undefined;
+    try {
+      link = lstatSync(file);
+    } catch (cause) {
+      const { errno } = errnoOf(cause);
+      // Nothing at the path (no dangling link either: lstat sees a link itself).
+      if (errno === "ENOENT" || errno === "ENOTDIR") return resolveFailure(file, cause, false);
+    }
+    // Only a regular file skips the resolve: whatever else it is is told apart as resolved below.
+    if (link?.isFile()) return { real: file, before: link, placed: false };
+  }
+  let real: string;
+  try {
+    real = realpathSync.native(file);
+  } catch (cause) {
+    return resolveFailure(file, cause, isSymlink(file));
+  }
+  const misplaced = placeRefusal(real);
+  if (misplaced !== undefined) return misplaced;
+  try {
+    return { real, before: statSync(real), placed: true };
+  } catch (cause) {
+    return { reason: "open-failed", file: real, stage: "stat", ...errnoOf(cause), cause };
+  }
+}
+
+/** /proc/self/fd exists (Linux): an open descriptor tells where it really is. */
+let procFd: boolean | undefined;
+function hasProcFd(): boolean {
+  procFd ??= existsSync("/proc/self/fd");
+  return procFd;
 }
 
 function refuse(refusal: ReadRefusal): ReadInsideRootResult {

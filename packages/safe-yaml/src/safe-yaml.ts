@@ -1,8 +1,7 @@
-import type { Document, Node as YamlNode } from "yaml";
+import { Composer, type Document, isAlias, isMap, isScalar, isSeq, type Node as YamlNode, Parser } from "yaml";
 import { formatKey, pathKey } from "./yaml-path.ts";
 import type { PathSegments } from "./yaml-path.ts";
 import type { SafeYamlIssue as Issue } from "./safe-yaml-issue.ts";
-import { yaml } from "./lazy-yaml.ts";
 
 /** The deepest nesting parsed; deeper input is one YAML_SYNTAX issue, never a stack overflow. */
 export const MAX_YAML_DEPTH = 32;
@@ -50,15 +49,13 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   const positions: PositionMap = new Map();
   const issues: Issue[] = [];
   let documents: Document.Parsed[];
-  // Loaded outside the try below: a yaml package that cannot be loaded is not a YAML problem.
-  const { Parser, Composer } = yaml();
   try {
     const tokens = Array.from(new Parser().parse(text));
-    issues.push(...scanTokens(tokens));
     // yaml's Composer recurses once per nesting level, and a stack overflow inside V8's
     // regexp compiler aborts the process; so measure the depth on the (iteratively built)
     // token tree first and never compose absurdly nested input.
-    const tooDeep = nestingIssue(tokens);
+    const { found, tooDeep } = scanTokens(tokens);
+    issues.push(...found);
     if (tooDeep !== undefined) {
       issues.push(tooDeep);
       return { value: undefined, positions, issues };
@@ -89,7 +86,7 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   if (problems.some((issue) => issue.code === "YAML_SYNTAX")) return { value: undefined, positions, issues };
 
   const contents = document.contents as YamlNode | null;
-  if (contents === null || (yaml().isScalar(contents) && contents.value === null && !contents.source)) {
+  if (contents === null || (isScalar(contents) && contents.value === null && !contents.source)) {
     return { value: undefined, positions, issues };
   }
   positions.set("", { value: start(contents) });
@@ -98,48 +95,45 @@ export function parseSafeYaml(text: string): SafeYamlResult {
   return { value: value === SKIP ? undefined : value, positions, issues };
 }
 
-/** Finds anchors, aliases, tags and directives anywhere in the CST, iteratively. */
-function scanTokens(tokens: readonly unknown[]): Issue[] {
+const COLLECTION_TOKENS: ReadonlySet<string> = new Set(["block-map", "block-seq", "flow-collection"]);
+
+/**
+ * Finds anchors, aliases, tags and directives anywhere in the CST, and the first collection
+ * nested deeper than the manifest allows: one iterative walk (the CST can be deeper than the stack).
+ */
+function scanTokens(tokens: readonly unknown[]): { found: Issue[]; tooDeep: Issue | undefined } {
   const found: Issue[] = [];
-  const stack: unknown[] = [...tokens];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (Array.isArray(item)) {
-      stack.push(...item);
-      continue;
-    }
+  let tooDeep: Issue | undefined;
+  // Two parallel stacks: what to visit, and the collection depth it sits at.
+  const items: unknown[] = [...tokens];
+  const depths: number[] = tokens.map(() => 0);
+  while (items.length > 0) {
+    const item = items.pop();
+    const depth = depths.pop() ?? 0;
     if (item === null || typeof item !== "object") continue;
     const token = item as { type?: unknown; offset?: unknown; source?: unknown };
     if (typeof token.offset === "number" && typeof token.source === "string") {
       const issue = tokenIssue(String(token.type), token.source, token.offset);
       if (issue !== undefined) found.push(issue);
     }
-    for (const child of Object.values(item)) if (child !== null && typeof child === "object") stack.push(child);
-  }
-  return found;
-}
-
-const COLLECTION_TOKENS: ReadonlySet<string> = new Set(["block-map", "block-seq", "flow-collection"]);
-
-/** The first collection nested deeper than the manifest allows, found without recursion. */
-function nestingIssue(tokens: readonly unknown[]): Issue | undefined {
-  const stack: { item: unknown; depth: number }[] = tokens.map((item) => ({ item, depth: 0 }));
-  while (stack.length > 0) {
-    const { item, depth } = stack.pop()!;
-    if (item === null || typeof item !== "object") continue;
-    const token = item as { type?: unknown; offset?: unknown };
     const inner = typeof token.type === "string" && COLLECTION_TOKENS.has(token.type) ? depth + 1 : depth;
-    if (inner > MAX_YAML_DEPTH) {
-      return {
+    if (inner > MAX_YAML_DEPTH && tooDeep === undefined) {
+      tooDeep = {
         code: "YAML_SYNTAX",
         detail: `the YAML is nested more than ${MAX_YAML_DEPTH} levels deep; a manifest needs at most a few`,
         offset: typeof token.offset === "number" ? token.offset : 0,
       };
     }
-    for (const child of Object.values(item))
-      if (child !== null && typeof child === "object") stack.push({ item: child, depth: inner });
+    // CST tokens and arrays are plain: `for…in` sees what Object.values would, without an array per node.
+    for (const key in item) {
+      const child = (item as Record<string, unknown>)[key];
+      if (child !== null && typeof child === "object") {
+        items.push(child);
+        depths.push(inner);
+      }
+    }
   }
-  return undefined;
+  return { found, tooDeep };
 }
 
 function tokenIssue(type: string, source: string, offset: number): Issue | undefined {
@@ -215,9 +209,9 @@ class Converter {
       });
       return SKIP;
     }
-    if (yaml().isAlias(node)) return SKIP;
-    if (yaml().isScalar(node)) return node.value;
-    if (yaml().isSeq(node)) {
+    if (isAlias(node)) return SKIP;
+    if (isScalar(node)) return node.value;
+    if (isSeq(node)) {
       const out: unknown[] = [];
       node.items.forEach((entry, index) => {
         const item = (entry ?? null) as YamlNode | null;
@@ -228,7 +222,7 @@ class Converter {
       });
       return out;
     }
-    if (yaml().isMap(node)) {
+    if (isMap(node)) {
       const out: Record<string, unknown> = {};
       const seen = new Set<string>();
       for (const pair of node.items) {
@@ -266,7 +260,6 @@ class Converter {
 
   private convertChild(node: YamlNode | null, path: PathSegments, depth: number, fallback: number): unknown {
     if (node === null) return null;
-    const { isAlias, isMap, isScalar, isSeq } = yaml();
     if (isScalar(node) || isMap(node) || isSeq(node) || isAlias(node)) return this.convert(node, path, depth + 1);
     // A bare pair inside a flow sequence (`[a: 1]`) is a one-entry mapping.
     this.issues.push({
@@ -279,11 +272,11 @@ class Converter {
   }
 
   private keyOf(keyNode: YamlNode | null, path: PathSegments, offset: number): string | undefined {
-    if (keyNode !== null && !yaml().isScalar(keyNode)) {
-      if (!yaml().isAlias(keyNode)) {
+    if (keyNode !== null && !isScalar(keyNode)) {
+      if (!isAlias(keyNode)) {
         this.issues.push({
           code: "INVALID_VALUE",
-          detail: `keys must be plain strings${inWhere(path)}, not a ${yaml().isSeq(keyNode) ? "sequence" : "mapping"}`,
+          detail: `keys must be plain strings${inWhere(path)}, not a ${isSeq(keyNode) ? "sequence" : "mapping"}`,
           offset,
           key: formatKey(path),
         });

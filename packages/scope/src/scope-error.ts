@@ -1,10 +1,10 @@
-import { hasBrand, InsomniaError } from "@insomnia/errors";
+import { type ErrorLocation, hasBrand, InsomniaError } from "@insomnia/errors";
 
 /** Machine-readable reason of a {@link ScopeError}. */
 export type ScopeErrorCode = "INVALID_BASE" | "NO_ALLOW_RULE" | "INVALID_RULE" | "INVALID_PATH" | "SYMLINK_LOOP";
 
-/** Extra fields of a {@link ScopeError}. */
-export interface ScopeErrorOptions {
+/** Extra fields of a {@link ScopeError}; the location is where the caller wrote the setting (see `ScopeOptions.locate`). */
+export interface ScopeErrorOptions extends ErrorLocation {
   /** The underlying error, if any. */
   cause?: unknown;
   /** Where in the config the problem is, e.g. `scope.allow[2]`. */
@@ -13,7 +13,10 @@ export interface ScopeErrorOptions {
   path?: string | undefined;
 }
 
-/** The one error class of @insomnia/scope. A scope has no file of its own: `rule` and `path` say what the problem is about. */
+/**
+ * The one error class of @insomnia/scope. A scope has no file of its own: `rule` and `path` say
+ * what the problem is about, and `file`/`line`/`column` where the caller wrote it, when it said.
+ */
 export class ScopeError extends InsomniaError<ScopeErrorCode> {
   static readonly brand = Symbol.for("insomnia.scope.error");
   override readonly name = "ScopeError";
@@ -23,7 +26,7 @@ export class ScopeError extends InsomniaError<ScopeErrorCode> {
   declare readonly path?: string;
 
   constructor(code: ScopeErrorCode, detail: string, options: ScopeErrorOptions = {}) {
-    super(code, detail, { cause: options.cause });
+    super(code, detail, { cause: options.cause, file: options.file, line: options.line, column: options.column });
     if (options.rule !== undefined) this.rule = options.rule;
     if (options.path !== undefined) this.path = options.path;
   }

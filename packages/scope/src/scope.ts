@@ -3,8 +3,20 @@ import { canonicalPath } from "./canonical-path.ts";
 import { pathSegments, segmentsWithin } from "@insomnia/safe-read";
 import { compileConfig } from "./scope-config.ts";
 import type { CompiledRule, Permission, RulePermission, ScopeConfig } from "./scope-config.ts";
+import { ScopeError } from "./scope-error.ts";
 import { formatSummary } from "./summary.ts";
 import type { SummaryEntry } from "./summary.ts";
+import type { ErrorLocation } from "@insomnia/errors";
+
+/** Options of {@link Scope.fromConfig}. */
+export interface ScopeOptions {
+  /**
+   * Where the caller wrote a setting: `"base"`, or a rule's place in the config such as
+   * `"scope.allow[1]"` (a ScopeError's `rule`). A ScopeError about it carries that location,
+   * so a manifest's user is shown the line they wrote.
+   */
+  locate?: ((setting: string) => ErrorLocation | undefined) | undefined;
+}
 
 /** Plain-value view of a scope, what @insomnia/template takes. */
 export interface ScopeData {
@@ -91,9 +103,16 @@ export class Scope {
     });
   }
 
-  /** Validates and canonicalizes the rules; `base` must be absolute. Throws ScopeError. */
-  static fromConfig(config: ScopeConfig, base: string): Scope {
-    return new Scope(config, base);
+  /** Validates and canonicalizes the rules; `base` must be absolute. Throws ScopeError, located by `options.locate`. */
+  static fromConfig(config: ScopeConfig, base: string, options: ScopeOptions = {}): Scope {
+    try {
+      return new Scope(config, base);
+    } catch (error) {
+      const at = ScopeError.is(error) ? options.locate?.(error.rule ?? "base") : undefined;
+      if (at === undefined) throw error;
+      const { code, detail, cause, rule, path } = error as ScopeError;
+      throw new ScopeError(code, detail, { cause, rule, path, file: at.file, line: at.line, column: at.column });
+    }
   }
 
   /**

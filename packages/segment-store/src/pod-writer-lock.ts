@@ -1,4 +1,3 @@
-import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type FileHandle, link, open, readFile, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -156,7 +155,8 @@ export function processGone(pid: number): boolean {
 
 /** The name part that identifies one lock file's content in its claims. */
 export function contentId(raw: string): string {
-  return createHash("sha256").update(raw).digest("hex").slice(0, 32);
+  // node:crypto is loaded when first used, not with this module: `pod prompt` never needs it.
+  return process.getBuiltinModule("node:crypto").createHash("sha256").update(raw).digest("hex").slice(0, 32);
 }
 
 function lockedError(file: string, holder: LockHolder | undefined, claimant = false): SegmentStoreError {
@@ -272,7 +272,8 @@ async function takeOver(file: string, temp: string, content: string, holder: Loc
 export async function acquirePodWriterLock(
   file: string,
 ): Promise<{ lock: PodWriterFileLock; warnings: SegmentWarning[] }> {
-  const token = randomUUID();
+  // node:crypto is loaded when first used, not with this module: `pod prompt` never needs it.
+  const token = process.getBuiltinModule("node:crypto").randomUUID();
   const content = `${process.pid}\n${hostname()}\n${token}\n${processId()}\n`;
   const temp = `${file}.${process.pid}.${token}.tmp`;
   try {

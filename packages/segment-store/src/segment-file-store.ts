@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { link, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { SegmentStoreError, segmentIoError, systemErrorCode } from "./segment-store-error.ts";
@@ -228,7 +227,8 @@ export class FileSegmentStore implements SegmentStore {
     let counter = this.#counter;
     this.#counter += 1;
     const directory = openDirectory(this.dir);
-    const temp = `${this.segmentFile(formatSegmentId(counter))}.${randomUUID()}.tmp`;
+    // node:crypto is loaded when first used, not with this module: `pod prompt` never needs it.
+    const temp = `${this.segmentFile(formatSegmentId(counter))}.${process.getBuiltinModule("node:crypto").randomUUID()}.tmp`;
     const written = writeTempSegment(temp, line);
     let handle: FileHandle | undefined;
     let file = this.segmentFile(formatSegmentId(counter));

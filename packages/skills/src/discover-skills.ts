@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { join, sep } from "node:path";
-import { isSameOrInside, isStrictlyInside } from "@insomnia/safe-read";
+import { isSameOrInside, isStrictlyInside, type ResolvedRoot, resolveRoot } from "@insomnia/safe-read";
 import { parseSkill } from "./parse-skill.ts";
 import { type IsReadable, MAX_SKILL_FILE_BYTES, readSkillFile } from "./read-skill-file.ts";
 import { type SkillRoot, type SkillRootKind, skillRoots } from "./skill-roots.ts";
@@ -98,8 +97,12 @@ export function discoverSkills(options: DiscoverSkillsOptions): SkillCatalog {
 
   for (const root of roots) {
     let rootDir: string;
+    let resolved: ResolvedRoot;
     try {
-      rootDir = realpathSync.native(root.dir);
+      const found = resolveRoot(root.dir);
+      if (!found.ok) throw found.cause;
+      resolved = found.value;
+      rootDir = resolved.real;
       if (!statSync(rootDir).isDirectory()) {
         warnings.push({
           code: "SKILLS_ROOT_UNREADABLE",
@@ -130,7 +133,8 @@ export function discoverSkills(options: DiscoverSkillsOptions): SkillCatalog {
       });
       continue;
     }
-    const rules = { rootDir, ...(root.workspace ? { isReadable: readable } : {}), maxBytes };
+    // Resolved once for the whole root: each SKILL.md is placed by its open descriptor's path.
+    const rules = { rootDir, root: resolved, ...(root.workspace ? { isReadable: readable } : {}), maxBytes };
     for (const candidate of findCandidates(root.dir, rootDir, maxDepth, maxDirs, warnings)) {
       const skill = loadCandidate(candidate, root.kind, rules, warnings);
       if (skill === undefined) continue;
@@ -276,12 +280,12 @@ function skillFileOf(file: string): Stats | undefined {
 function loadCandidate(
   candidate: Candidate,
   root: SkillRootKind,
-  rules: { rootDir: string; isReadable?: IsReadable; maxBytes: number },
+  rules: { rootDir: string; root: ResolvedRoot; isReadable?: IsReadable; maxBytes: number },
   warnings: SkillWarning[],
 ): Skill | undefined {
   let read: ReturnType<typeof readSkillFile>;
   try {
-    read = readSkillFile(candidate.file, rules);
+    read = readSkillFile(candidate.file, { ...rules, rootDir: rules.root });
   } catch (error) {
     if (!SkillsError.is(error)) throw error;
     warnings.push(warningOf(error));
@@ -322,5 +326,6 @@ function insideOf(cwd: string): IsReadable {
 
 /** Hex SHA-256 of the UTF-8 of `text`. */
 function sha256Hex(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  // node:crypto is loaded when first used, not with this module: `pod prompt` never needs it.
+  return process.getBuiltinModule("node:crypto").createHash("sha256").update(text, "utf8").digest("hex");
 }

@@ -1,5 +1,5 @@
 import type { Stats } from "node:fs";
-import { readTextInsideRoot } from "@insomnia/safe-read";
+import { type ResolvedRoot, readTextInsideRoot } from "@insomnia/safe-read";
 import { SkillsError } from "./skills-error.ts";
 
 /** Largest SKILL.md read: 1 MiB. */
@@ -10,8 +10,11 @@ export type IsReadable = (path: string) => boolean;
 
 /** Where a SKILL.md may be read from. */
 export interface SkillFileRules {
-  /** Real path of the skill's root; the file's real path must be strictly inside it. */
-  readonly rootDir: string;
+  /**
+   * Real path of the skill's root; the file's real path must be strictly inside it. A root
+   * `resolveRoot` of @insomnia/safe-read resolved once is not resolved again for each file.
+   */
+  readonly rootDir: string | ResolvedRoot;
   /** For a workspace root: the file's real path must also be readable. */
   readonly isReadable?: IsReadable | undefined;
   readonly maxBytes?: number;
@@ -28,6 +31,7 @@ export interface SkillFile {
 export function readSkillFile(file: string, rules: SkillFileRules): SkillFile {
   const maxBytes = rules.maxBytes ?? MAX_SKILL_FILE_BYTES;
   const read = readTextInsideRoot(file, { root: rules.rootDir, maxBytes, isReadable: rules.isReadable, decode: "lf" });
+  const rootDir = typeof rules.rootDir === "string" ? rules.rootDir : rules.rootDir.real;
   if (read.ok) return { text: read.value.text, file: read.value.file, bytes: read.value.bytes.length };
   switch (read.reason) {
     case "root-unresolved":
@@ -47,7 +51,7 @@ export function readSkillFile(file: string, rules: SkillFileRules): SkillFile {
     case "outside-root":
       throw new SkillsError(
         "SKILL_OUTSIDE_ROOT",
-        `${file} resolves to ${read.real}, outside its skills directory ${rules.rootDir}; a skill must stay inside its root (check symlinks)`,
+        `${file} resolves to ${read.real}, outside its skills directory ${rootDir}; a skill must stay inside its root (check symlinks)`,
         { file },
       );
     case "outside-readable":

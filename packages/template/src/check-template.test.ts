@@ -1,9 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkTemplate } from "./check-template.ts";
-import { parseTemplateText } from "./handlebars-parser.ts";
+import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { SystemPromptError, type SystemPromptErrorCode } from "./system-prompt-error.ts";
 import { runs } from "./__fixtures__/test-runs.ts";
+
+// The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
+await loadHandlebarsParser();
 
 const resolve = (name: string): string => (name.startsWith("$") ? name : `$workspace/${name}`);
 

@@ -7,10 +7,13 @@ import { checkTemplate } from "./check-template.ts";
 import { compileRenderer } from "./compile-renderer.ts";
 import { RenderBudget } from "./render-budget.ts";
 import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
-import { parseTemplateText } from "./handlebars-parser.ts";
+import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { SystemPromptError, SystemPromptTemplate, type RenderContext, type TemplateLoader } from "./index.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
 import { runs } from "./__fixtures__/test-runs.ts";
+
+// The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
+await loadHandlebarsParser();
 
 // The renderer against Handlebars itself: Handlebars' main entry compiles the same checked
 // (rewritten) AST with strict lookups, no escaping, its own if/unless/each/with and a join

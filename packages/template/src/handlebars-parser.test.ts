@@ -4,9 +4,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { HbsProgram } from "./handlebars-ast.ts";
 import { lexTokens, type Token } from "./handlebars-lexer.ts";
-import { parseTemplateText, parseTokens } from "./handlebars-parser.ts";
+import { loadHandlebarsParser, parseTemplateText, parseTokens } from "./handlebars-parser.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
 import { runs } from "./__fixtures__/test-runs.ts";
+
+// The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
+await loadHandlebarsParser();
 
 // The package's main entry, which handlebars-parser.ts deliberately does not load.
 const Main = createRequire(import.meta.url)("handlebars") as typeof import("handlebars");

@@ -1,38 +1,37 @@
-import { createRequire } from "node:module";
 import type { HbsProgram } from "./handlebars-ast.ts";
 import type { JisonLocation, Token } from "./handlebars-lexer.ts";
 import { lexableText, restoreStrings } from "./line-separators.ts";
 
-interface HandlebarsParserModule {
-  /** Handlebars.parse: the jison parser, then standalone-line and `~` whitespace control. */
-  parse(input: string): unknown;
-  /** The jison parser itself. */
-  parser: { lexer: unknown };
-}
+type HandlebarsParserModule = typeof import("handlebars/dist/cjs/handlebars/compiler/base.js").default;
 
 // Only Handlebars' parser is used: templates are rendered by compile-renderer.ts, never by
 // Handlebars' compiler or runtime. `compiler/base.js` is what Handlebars.parse is (the
 // same function, exported by every build of the release) and loads five small files (parser,
-// whitespace control, AST helpers, utils, exception) instead of the whole library, so a
-// process start loads less than with the single-file build. It is loaded on first use, since
-// a run that renders only the builtin instruction gets its AST prebuilt (prebuilt-asts.ts).
-// handlebars is CommonJS and has no `exports` map, so the file is required by its path.
+// whitespace control, AST helpers, utils, exception) instead of the whole library.
+// handlebars is CommonJS and has no `exports` map, so the file is imported by its path.
 // handlebars-parser.test.ts checks the ASTs are the main entry's.
 let base: HandlebarsParserModule | undefined;
 
-const PARSER_FILE = "handlebars/dist/cjs/handlebars/compiler/base.js";
-
-function handlebars(): HandlebarsParserModule {
-  if (base !== undefined) return base;
+/**
+ * Loads Handlebars' parser; the parsing functions below need it loaded first. It is imported
+ * on demand (SystemPromptTemplate.parse awaits this only for a text that is not prebuilt), so
+ * a run that renders only the builtin prompts never loads it (prebuilt-asts.ts).
+ */
+export async function loadHandlebarsParser(): Promise<void> {
+  if (base !== undefined) return;
   try {
-    base = createRequire(import.meta.url)(PARSER_FILE) as HandlebarsParserModule;
+    base = (await import("handlebars/dist/cjs/handlebars/compiler/base.js")).default;
   } catch (cause) {
     // Not the template's fault: the installed handlebars is missing or laid out differently.
     throw new Error(
-      `cannot load Handlebars' parser (${PARSER_FILE}); reinstall @insomnia/template's dependencies (handlebars ^4.7.10)`,
+      "cannot load Handlebars' parser (handlebars/dist/cjs/handlebars/compiler/base.js); reinstall @insomnia/template's dependencies (handlebars ^4.7.10)",
       { cause },
     );
   }
+}
+
+function handlebars(): HandlebarsParserModule {
+  if (base === undefined) throw new Error("Handlebars' parser is used before loadHandlebarsParser() finished");
   return base;
 }
 

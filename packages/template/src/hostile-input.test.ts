@@ -15,6 +15,10 @@ import {
 } from "./index.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
 import { runs } from "./__fixtures__/test-runs.ts";
+import { loadHandlebarsParser } from "./handlebars-parser.ts";
+
+// The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
+await loadHandlebarsParser();
 
 // 10,000 templates mutated from the shipped default prompt and a few hand-written ones,
 // each written to a real $workspace file and parsed + rendered through the real

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { findTooDeepNesting, MAX_NESTING_DEPTH } from "./nesting-depth.ts";
+import { loadHandlebarsParser } from "./handlebars-parser.ts";
+
+// The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
+await loadHandlebarsParser();
 
 const nest = (open: string, close: string, depth: number, body = "x"): string =>
   open.repeat(depth) + body + close.repeat(depth);

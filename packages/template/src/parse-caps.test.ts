@@ -7,7 +7,7 @@ import { makePromptDirs, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
 import { runs } from "./__fixtures__/test-runs.ts";
 import { checkTemplateProblems } from "./check-template.ts";
-import { parseTemplateText } from "./handlebars-parser.ts";
+import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { countLeafStatements } from "./pre-parse-scan.ts";
 import {
   clearTemplateCache,
@@ -17,6 +17,9 @@ import {
   type ParseOptions,
   type TemplateLoader,
 } from "./index.ts";
+
+// The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
+await loadHandlebarsParser();
 
 // The findings of issue 27 about the template: caps enforced as the work is done, a
 // cache bounded by the memory it holds, and positions that match what an editor shows.

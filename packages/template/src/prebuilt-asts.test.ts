@@ -5,8 +5,11 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { HbsProgram } from "./handlebars-ast.ts";
-import { parseTemplateText } from "./handlebars-parser.ts";
+import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { prebuiltAst, usePrebuiltAstsFile, type PrebuiltAsts } from "./prebuilt-asts.ts";
+
+// The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
+await loadHandlebarsParser();
 
 const { version } = createRequire(import.meta.url)("handlebars/package.json") as { version: string };
 const dir = mkdtempSync(join(tmpdir(), "insomnia-prebuilt-"));

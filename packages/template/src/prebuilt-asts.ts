@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import handlebarsPackage from "handlebars/package.json" with { type: "json" };
 import type { HbsProgram } from "./handlebars-ast.ts";
 
 /** The file the build writes next to the bundle (scripts/prebuild-asts.mjs). */
@@ -30,6 +30,12 @@ export function prebuiltAst(text: string): HbsProgram | undefined {
   return ast === undefined ? undefined : structuredClone(ast);
 }
 
+/** Whether prebuiltAst has an AST for `text` (without copying it). */
+export function isPrebuilt(text: string): boolean {
+  table ??= readTable(location);
+  return table.has(text);
+}
+
 /** Reads the table from `file` from now on (undefined: no table); for tests. Not exported from the package. */
 export function usePrebuiltAstsFile(file: URL | undefined): void {
   location = file;
@@ -55,10 +61,6 @@ function readTable(file: URL | undefined): ReadonlyMap<string, HbsProgram> {
 }
 
 function installedHandlebarsVersion(): string | undefined {
-  try {
-    const pkg = createRequire(import.meta.url)("handlebars/package.json") as { version?: unknown };
-    return typeof pkg.version === "string" ? pkg.version : undefined;
-  } catch {
-    return undefined;
-  }
+  const { version } = handlebarsPackage as { version?: unknown };
+  return typeof version === "string" ? version : undefined;
 }

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { hasMoreStatementsThan, lexAll, lexTokens } from "./handlebars-lexer.ts";
-import { parseTemplateText } from "./handlebars-parser.ts";
+import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { describeSyntaxError, type SyntaxErrorInfo } from "./syntax-error.ts";
+
+// The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
+await loadHandlebarsParser();
 
 function syntaxError(text: string): SyntaxErrorInfo {
   try {

@@ -402,6 +402,25 @@ describe("SystemPromptTemplate: bad input", () => {
     );
   });
 
+  it("an_instruction_that_cannot_be_loaded_is_reported_where_its_reference_was_written", async () => {
+    const instructionAt = { file: ".insomnia/pod.yaml", line: 2, column: 16 };
+    const missing = await parseError("$workspace/missing", { instructionAt });
+    expect(where(missing)).toEqual({ phase: "parse", code: "INCLUDE_FAILED", ref: undefined, ...instructionAt });
+    expect(PromptLoaderError.is(missing.cause) && missing.cause.code).toBe("NOT_FOUND");
+    const invalid = await parseError("$foo/x", { instructionAt });
+    expect(where(invalid)).toMatchObject({ code: "INCLUDE_FAILED", ...instructionAt });
+    expect(PromptLoaderError.is(invalid.cause) && invalid.cause.code).toBe("UNKNOWN_PREFIX");
+    // Without it, the reference is the only place there is.
+    expect(where(await parseError("$workspace/missing"))).toMatchObject({ ref: "$workspace/missing", line: undefined });
+    // A problem inside a file that was loaded is at its own line, wherever the reference was written.
+    p.write("$workspace/bad", "{{#if tools}}");
+    expect(where(await parseError("$workspace/bad", { instructionAt }))).toMatchObject({
+      code: "SYNTAX",
+      ref: "$workspace/bad",
+      line: 1,
+    });
+  });
+
   it("reports_errors_three_includes_deep_in_the_included_file", async () => {
     p.write("$workspace/root", "{{> one}}");
     p.write("$workspace/one", "1\n{{> two}}");

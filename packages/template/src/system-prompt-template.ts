@@ -1,11 +1,11 @@
-import { errorText } from "@insomnia/errors";
+import { type ErrorLocation, errorText } from "@insomnia/errors";
 import { parseRef, type LoadedPrompt, type PromptLoader, type PromptRef } from "@insomnia/prompt-loader";
 import { checkTemplateProblems, type IncludeSite } from "./check-template.ts";
 import type { HbsProgram } from "./handlebars-ast.ts";
 import { compileRenderer, type RenderRuntime } from "./compile-renderer.ts";
-import { parseTemplateText, parseTokens } from "./handlebars-parser.ts";
+import { loadHandlebarsParser, parseTemplateText, parseTokens } from "./handlebars-parser.ts";
 import { countLeafStatements, scanBeforeParsing } from "./pre-parse-scan.ts";
-import { prebuiltAst } from "./prebuilt-asts.ts";
+import { isPrebuilt, prebuiltAst } from "./prebuilt-asts.ts";
 import { type RenderContext, type RenderData, RenderDataMemo } from "./render-data.ts";
 import { RECOUNT_IN_BYTES, RenderBudget, type BudgetLimits } from "./render-budget.ts";
 import { describeSyntaxError } from "./syntax-error.ts";
@@ -25,6 +25,11 @@ export interface ParseOptions {
   maxExpandedNodes?: number | undefined;
   /** Statements in any one file; bounds the parse time and memory of one file. Default 10 000. */
   maxFileStatements?: number | undefined;
+  /**
+   * Where the instruction's reference was written (a manifest's `worker.instruction` line):
+   * an instruction that cannot be loaded is reported there, since no template line exists yet.
+   */
+  instructionAt?: ErrorLocation | undefined;
 }
 
 /** Limits checked while rendering. */
@@ -142,7 +147,7 @@ export class SystemPromptTemplate {
       rootRef = parseRef(instruction);
     } catch (cause) {
       throw new SystemPromptError("INCLUDE_FAILED", `cannot load instruction "${instruction}": ${errorText(cause)}`, {
-        ref: instruction,
+        ...(options.instructionAt ?? { ref: instruction }),
         cause,
       });
     }
@@ -153,8 +158,9 @@ export class SystemPromptTemplate {
       chain: readonly string[],
       from?: { file: { readonly ref: string; readonly file: string }; site: IncludeSite },
     ) => {
+      let loaded: Awaited<ReturnType<TemplateLoader["load"]>>;
       try {
-        return await loader.load(ref);
+        loaded = await loader.load(ref);
       } catch (cause) {
         const what = from === undefined ? "instruction" : "include";
         const why = errorText(cause);
@@ -163,7 +169,7 @@ export class SystemPromptTemplate {
           "INCLUDE_FAILED",
           detail,
           from === undefined
-            ? { ref: ref.canonical, chain, cause }
+            ? { ...(options.instructionAt ?? { ref: ref.canonical }), chain, cause }
             : {
                 ref: from.file.ref,
                 file: from.file.file,
@@ -174,6 +180,9 @@ export class SystemPromptTemplate {
               },
         );
       }
+      // Lexing and parsing need Handlebars' parser: loaded here, once, for the first text that is not prebuilt.
+      if (!isPrebuilt(loaded.text)) await loadHandlebarsParser();
+      return loaded;
     };
 
     // Statements so far with every include expanded in place, in document order: the count

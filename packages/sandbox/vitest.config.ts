@@ -9,4 +9,6 @@ export default packageTests({
   // Tests that run bwrap are named *.sandbox.test.ts; without bubblewrap only those are left out.
   exclude: gate.available ? [] : ["src/**/*.sandbox.test.ts"],
   passWithNoTests: true,
+  // After every other project, not beside it: the fork-bomb tests starve the machine for seconds.
+  sequence: { groupOrder: 1 },
 });

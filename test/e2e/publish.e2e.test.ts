@@ -409,6 +409,10 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     mkdirSync(home, { recursive: true });
     const env = { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), NO_COLOR: "1" };
     const pod = join(dir, "node_modules", ".bin", "pod");
+    // The bin was built before `changeset version`: it must still print the version published.
+    const published = await getJson(`${registry!.url}@insomnia%2fcli`);
+    const latest = (published.body as { "dist-tags": { latest: string } })["dist-tags"].latest;
+    expect(run(pod, ["--version"], { cwd: dir }).trim()).toBe(latest);
 
     const prompt = run(pod, ["prompt", "--cwd", workspace, "--now", "2026-01-02T03:04:05Z", "--tool", "read_file"], {
       cwd: dir,

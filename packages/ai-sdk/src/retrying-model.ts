@@ -13,7 +13,7 @@ export interface CallRetries {
 }
 
 /**
- * The model for one call (what `streamText` gets, and what a completed call calls): the provider's own model with
+ * The model a streamed call gives `streamText` (a completed call wraps `doGenerate` itself): the provider's own model with
  * our retry loop around `doGenerate` / `doStream` (where the AI SDK puts its own), so a retry's
  * wait is an event the caller sees and can abort; the SDK itself is called with `maxRetries: 0`.
  * A streamed request answered with anything but server-sent events is `MALFORMED_RESPONSE`

@@ -17,8 +17,10 @@ export interface StdioLaunch {
 
 /** Largest single JSON-RPC line accepted from a server; a longer one is a broken server (64 MiB). */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
-/** How long a server gets to exit after the end of its input, and again after SIGTERM, before the next step. */
-const STOP_GRACE_MS = 500;
+/** How long a server gets to exit after the end of its input before it is sent SIGTERM. */
+const INPUT_END_GRACE_MS = 500;
+/** How long a server asked with SIGTERM gets to finish (flush, clean up) before SIGKILL; only a server that ignores SIGTERM waits it out. */
+const SIGTERM_GRACE_MS = 2_000;
 /** Bytes of a server's stderr kept for messages about it. */
 const STDERR_TAIL_BYTES = 2048;
 
@@ -116,9 +118,9 @@ export class ProcessGroupStdioTransport implements Transport {
       const group = await started.group.catch(() => undefined);
       if (group === undefined) {
         started.child.kill("SIGKILL");
-      } else if (!(await settlesWithin(gone, STOP_GRACE_MS))) {
+      } else if (!(await settlesWithin(gone, INPUT_END_GRACE_MS))) {
         signalGroup(group, "SIGTERM");
-        if (!(await settlesWithin(gone, STOP_GRACE_MS))) signalGroup(group, "SIGKILL");
+        if (!(await settlesWithin(gone, SIGTERM_GRACE_MS))) signalGroup(group, "SIGKILL");
       }
       await gone;
     }

@@ -43,7 +43,8 @@ const SKIP = Symbol("skip");
 
 /**
  * Parses YAML under the manifest's safe rules: one document, no anchors, aliases, tags,
- * directives, merge keys, duplicate or prototype keys. Never throws, never logs.
+ * directives, merge keys, duplicate or prototype keys. Never throws for any input (only when the
+ * yaml package itself cannot be loaded), never logs.
  */
 export function parseSafeYaml(text: string): SafeYamlResult {
   const positions: PositionMap = new Map();
@@ -67,7 +68,9 @@ export function parseSafeYaml(text: string): SafeYamlResult {
       issues.push(...yamlProblems([...stream.errors, ...stream.warnings], issues));
     }
   } catch (cause) {
-    // yaml recurses per nesting level; absurd nesting can exhaust the stack.
+    // yaml recurses per nesting level; absurd nesting can exhaust the stack. Anything else (a
+    // yaml package that cannot be loaded) is not a problem of the user's YAML.
+    if (!(cause instanceof RangeError)) throw cause;
     issues.push({ code: "YAML_SYNTAX", detail: "YAML could not be parsed (nested too deeply?)", offset: 0, cause });
     return { value: undefined, positions, issues };
   }

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { openedPath, readCapped, readUpTo } from "./bounded-read.ts";
+import { openedPath, readUpTo } from "./bounded-read.ts";
 
 let dir: string;
 beforeEach(() => {
@@ -21,22 +21,24 @@ function withFile<T>(bytes: Uint8Array, use: (fd: number, file: string) => T): T
   }
 }
 
-describe("readCapped", () => {
+describe("readUpTo", () => {
   test("reads_the_whole_file_at_or_under_the_cap", () => {
     const bytes = Buffer.from("x".repeat(1000));
     for (const hint of [0, 10, 1000, 5000]) {
-      expect(withFile(bytes, (fd) => Buffer.from(readCapped(fd, hint, 1000) ?? []).equals(bytes))).toBe(true);
+      const read = withFile(bytes, (fd) => readUpTo(fd, hint, 1000));
+      expect([Buffer.from(read.bytes).equals(bytes), read.cut]).toEqual([true, false]);
     }
-    expect(withFile(new Uint8Array(0), (fd) => readCapped(fd, 0, 10)?.length)).toBe(0);
+    expect(withFile(new Uint8Array(0), (fd) => readUpTo(fd, 0, 10))).toMatchObject({
+      cut: false,
+      bytes: { length: 0 },
+    });
   });
 
-  test("a_file_over_the_cap_is_undefined_whatever_the_hint", () => {
+  test("a_file_over_the_cap_is_cut_whatever_the_hint", () => {
     const bytes = Buffer.alloc(1001, 0x61);
-    for (const hint of [0, 10, 1000, 1001]) expect(withFile(bytes, (fd) => readCapped(fd, hint, 1000))).toBeUndefined();
+    for (const hint of [0, 10, 1000, 1001]) expect(withFile(bytes, (fd) => readUpTo(fd, hint, 1000).cut)).toBe(true);
   });
-});
 
-describe("readUpTo", () => {
   test("gives_the_first_max_bytes_and_says_whether_there_was_more", () => {
     const bytes = Buffer.from("0123456789");
     const read = (hint: number, max: number) => withFile(bytes, (fd) => readUpTo(fd, hint, max));
@@ -52,7 +54,7 @@ describe("one read", () => {
     // The hint is the fstat size; the file may have grown since: the buffer grows and the reads go on.
     const bytes = Buffer.from("x".repeat(5000));
     for (const hint of [0, 1, 4999, 5000]) {
-      expect(withFile(bytes, (fd) => Buffer.from(readCapped(fd, hint, 10_000) ?? []).equals(bytes))).toBe(true);
+      expect(withFile(bytes, (fd) => Buffer.from(readUpTo(fd, hint, 10_000).bytes).equals(bytes))).toBe(true);
       expect(withFile(bytes, (fd) => readUpTo(fd, hint, 4999).cut)).toBe(true);
     }
   });

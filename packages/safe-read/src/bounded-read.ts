@@ -30,12 +30,6 @@ export function readUpTo(fd: number, sizeHint: number, maxBytes: number): { byte
     : { bytes: buffer.subarray(0, length), cut: false };
 }
 
-/** {@link readUpTo} for a cap that refuses: the whole file, or `undefined` when it holds more than `maxBytes`. */
-export function readCapped(fd: number, sizeHint: number, maxBytes: number): Uint8Array | undefined {
-  const { bytes, cut } = readUpTo(fd, sizeHint, maxBytes);
-  return cut ? undefined : bytes;
-}
-
 /**
  * Where an open descriptor really points (Linux `/proc/self/fd`), so that a directory swapped
  * for a symlink between `realpath` and `open` is caught; `undefined` where /proc is absent.

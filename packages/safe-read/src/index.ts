@@ -10,4 +10,4 @@ export { readSmallFile, type ReadSmallFileOptions } from "./read-small-file.ts";
 export { decodeUtf8Text, type DecodedText } from "./decode-utf8-text.ts";
 export { bytePosition, completeUtf8Length, firstInvalidUtf8Offset, utf8Boundary } from "./utf8.ts";
 export { isSameOrInside, isStrictlyInside, pathSegments, segmentsWithin } from "./path-containment.ts";
-export { openedPath, readCapped, readUpTo } from "./bounded-read.ts";
+export { openedPath, readUpTo } from "./bounded-read.ts";

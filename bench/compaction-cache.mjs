@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { AnthropicPromptCache, cacheUsage, sumUsage } from "./anthropic-cache-model.mjs";
-import { distFile, importDist, main, met, result, ROOT, tempDir } from "./lib.mjs";
+import { distFile, importDist, main, met, podBenchEnv, result, ROOT, tempDir } from "./lib.mjs";
 import { withoutToolsAndSystem } from "./opencode-reference.mjs";
 
 const { startFakeProvider } = await importDist("ai-sdk", "testing.js");
@@ -160,14 +160,7 @@ async function conversation(log, dir) {
       "",
     ].join("\n"),
   );
-  const env = {
-    PATH: process.env.PATH,
-    HOME: dir,
-    XDG_CONFIG_HOME: join(dir, "config"),
-    XDG_STATE_HOME: join(dir, "state"),
-    ANTHROPIC_API_KEY: "bench",
-    NO_COLOR: "1",
-  };
+  const env = podBenchEnv(dir);
   const bin = distFile("cli", "bin.cjs");
   const pod = (...args) =>
     new Promise((resolve, reject) =>

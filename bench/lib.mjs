@@ -129,3 +129,15 @@ export async function main(run) {
   if (out !== undefined) await writeFile(out, JSON.stringify(value));
   else process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+/** The environment of a `pod` process in a bench: home, config and state in `dir`, a key the local server accepts. */
+export function podBenchEnv(dir) {
+  return {
+    PATH: process.env.PATH,
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, "config"),
+    XDG_STATE_HOME: join(dir, "state"),
+    ANTHROPIC_API_KEY: "bench",
+    NO_COLOR: "1",
+  };
+}

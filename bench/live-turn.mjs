@@ -11,7 +11,19 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { distFile, fmtMs, fmtRatio, importDist, main, median, met, result, ROOT, tempDir } from "./lib.mjs";
+import {
+  distFile,
+  fmtMs,
+  fmtRatio,
+  importDist,
+  main,
+  median,
+  met,
+  podBenchEnv,
+  result,
+  ROOT,
+  tempDir,
+} from "./lib.mjs";
 import { anthropicStreamHead, anthropicStreamTail, anthropicTextDelta } from "./anthropic-stream.mjs";
 
 const { aiSdkClient } = await importDist("ai-sdk");
@@ -102,13 +114,7 @@ async function run(log) {
       join(ws, ".insomnia", "pod.yaml"),
       `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${server.baseURL}\n`,
     );
-    const env = {
-      PATH: process.env.PATH ?? "",
-      HOME: dir,
-      XDG_CONFIG_HOME: join(dir, "config"),
-      XDG_STATE_HOME: join(dir, "state"),
-      ANTHROPIC_API_KEY: "k",
-    };
+    const env = podBenchEnv(dir);
     const bin = distFile("cli", "bin.cjs");
     const child = join(ROOT, "bench", "live-turn-child.mjs");
     const firstTextOnStdout = (args) =>

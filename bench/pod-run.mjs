@@ -7,7 +7,20 @@ import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { compare, distFile, fmtMs, fmtRatio, importDist, main, median, met, result, ROOT, tempDir } from "./lib.mjs";
+import {
+  compare,
+  distFile,
+  fmtMs,
+  fmtRatio,
+  importDist,
+  main,
+  median,
+  met,
+  podBenchEnv,
+  result,
+  ROOT,
+  tempDir,
+} from "./lib.mjs";
 import { anthropicStream } from "./anthropic-stream.mjs";
 
 const { aiSdkClient } = await importDist("ai-sdk");
@@ -325,14 +338,7 @@ async function coldRun(log, dir) {
     join(ws, ".insomnia", "pod.yaml"),
     `provider:\n  kind: anthropic\n  model: claude-sonnet-4-5\n  base_url: ${baseURL}\n`,
   );
-  const env = {
-    PATH: process.env.PATH,
-    HOME: dir,
-    XDG_CONFIG_HOME: join(dir, "config"),
-    XDG_STATE_HOME: join(dir, "state"),
-    ANTHROPIC_API_KEY: "bench",
-    NO_COLOR: "1",
-  };
+  const env = podBenchEnv(dir);
   const bin = process.env.POD_BIN ?? distFile("cli", "bin.cjs");
   /** Spawn to the first request byte (pod) or to exit (reference), in ms. */
   const time = (args, cwd, untilRequest) =>

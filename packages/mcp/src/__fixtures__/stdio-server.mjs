@@ -1,20 +1,36 @@
 // The fixture MCP server on stdio. With PID_FILE set it also starts a grandchild process
 // (to prove the whole process tree is stopped) and writes both pids there. With TERM_FILE set
-// it writes "SIGTERM" there when asked to stop with that signal (a graceful stop), then exits.
+// it is a server that outlives the end of its input and stops only when signalled: it writes
+// "SIGTERM" there when asked to stop with that signal (a graceful stop), and "exit <code>" or
+// "error <message>" for any other end, so a test that expected SIGTERM says what happened.
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { fixtureServer } from "./fixture-server.mjs";
 
+const termFile = process.env.TERM_FILE;
+const record = (line) => termFile !== undefined && appendFileSync(termFile, `${line}\n`);
+
 if (process.env.PID_FILE) {
   const child = spawn("sleep", ["3600"], { stdio: "ignore" });
+  child.on("error", (error) => record(`error sleep: ${error.message}`));
   writeFileSync(process.env.PID_FILE, `${process.pid} ${child.pid}\n`, { flag: "a" });
 }
-if (process.env.TERM_FILE) {
-  const termFile = process.env.TERM_FILE;
+if (termFile !== undefined) {
+  // Alive until a signal ends it, whatever its grandchild does.
+  setInterval(() => undefined, 60_000);
+  let signalled = false;
   process.on("SIGTERM", () => {
-    appendFileSync(termFile, "SIGTERM\n");
+    signalled = true;
+    record("SIGTERM");
     process.exit(0);
+  });
+  process.on("exit", (code) => {
+    if (!signalled) record(`exit ${code}`);
+  });
+  process.on("uncaughtException", (error) => {
+    record(`error ${error.message}`);
+    process.exit(1);
   });
 }
 const server = fixtureServer({ onRaw: (line) => process.stdout.write(line) });

@@ -6,7 +6,7 @@ import { BIN, useSandbox } from "./__fixtures__/sandbox.ts";
 
 // Issue 27, item 3: a repository controls its prompt files, and a tree of them within every
 // per-file cap took `pod check` 92.7 s and 3.5 GB to refuse. A safety test: the figures go
-// to the benchmark (bench/template-caps.mjs); the bounds here are loose on purpose.
+// to the benchmark (bench/template-caps.mjs); the memory bound here is loose on purpose.
 
 const { box } = useSandbox();
 
@@ -17,7 +17,7 @@ const MAX_OLD_SPACE_MB = 512;
 const PEAK_RSS_PRELOAD = `process.once("exit", () => require("node:fs").writeFileSync(process.env.POD_TEST_PEAK_RSS_FILE, String(process.resourceUsage().maxRSS)));`;
 
 describe("pod check on a fan-out include tree", () => {
-  test("a_fan_out_tree_of_160_includes_of_180_KB_is_refused_in_seconds_and_bounded_memory", async () => {
+  test("a_fan_out_tree_of_160_includes_of_180_KB_is_refused_within_a_bounded_heap", async () => {
     await box.write(".insomnia/pod.yaml", 'worker:\n  instruction: "$workspace/main"\n');
     await box.write(
       ".insomnia/prompts/main.md",
@@ -29,7 +29,6 @@ describe("pod check on a fan-out include tree", () => {
     const preload = await box.write("peak-rss.cjs", PEAK_RSS_PRELOAD, box.home);
     const rssFile = join(box.home, "peak-rss");
 
-    const started = performance.now();
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
@@ -46,14 +45,12 @@ describe("pod check on a fan-out include tree", () => {
         },
       );
     });
-    const seconds = (performance.now() - started) / 1000;
 
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(/main\.md:10:1: EXPANSION_TOO_LARGE: /);
     expect(run.code).toBe(1);
     const peakMiB = Number(await readFile(rssFile, "utf8")) / 1024;
-    // About a second and under 200 MiB on a quiet 2-core machine; loose for a loaded one.
-    expect(seconds).toBeLessThan(60);
+    // Under 200 MiB on a quiet machine; the old parse needed about 3.5 GB and dies at the cap.
     expect(peakMiB).toBeLessThan(MAX_OLD_SPACE_MB);
   }, 150_000);
 });

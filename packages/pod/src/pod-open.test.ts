@@ -1,5 +1,4 @@
 import { execFile } from "node:child_process";
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { FileSegmentStore, MemorySegmentStore } from "@insomnia/segment-store";
@@ -7,7 +6,7 @@ import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
-import { buildPackageForTests } from "../../../test/support/build-package.ts";
+import { packageBundle } from "../../../test/support/package-bundle.ts";
 import { Pod } from "./pod.ts";
 
 // Issue 27: "at most one process writes a pod, across all its segments". A library user that
@@ -16,16 +15,15 @@ import { Pod } from "./pod.ts";
 
 const run = promisify(execFile);
 const packageDir = join(import.meta.dirname, "..");
-let buildDir: string;
+// This package built from the current src, once per test run (vitest.config.ts global setup).
+const buildDir = packageBundle().dir;
 let dir: PodDir;
 
 beforeAll(async () => {
-  buildDir = await buildPackageForTests(packageDir, "src/index.ts", ".pod-open-test-dist-");
   dir = await makePodDir("You are a pod.\n");
 });
 
 afterAll(async () => {
-  await rm(buildDir, { recursive: true, force: true });
   await dir.cleanup();
 });
 

@@ -38,13 +38,17 @@ async function serve(replies: FakeReply[]): Promise<FakeProvider> {
   return fake;
 }
 
-/** A stdio server entry of the fixture, its processes recorded in `pids`. */
+/**
+ * A stdio server entry of the fixture, its processes recorded in `pids`. Its startup timeout is
+ * generous: a loaded CI machine can take seconds to load the SDK in a fixture (and again at a restart).
+ */
 function stdioServer(name: string, pids: string, extra: string[] = [], env: Record<string, string> = {}): string[] {
   return [
     `  ${name}:`,
     `    command: ${JSON.stringify(process.execPath)}`,
     `    args: [${JSON.stringify(FIXTURES.stdio)}]`,
     `    env: ${JSON.stringify({ PID_FILE: pids, ...env })}`,
+    "    startup_timeout_ms: 60000",
     ...extra.map((line) => `    ${line}`),
   ];
 }

@@ -45,8 +45,8 @@ export function isRunning(pid: number): boolean {
   }
 }
 
-/** Waits (polling, bounded) until none of the pids runs; returns those still running. */
-export async function survivors(pids: readonly number[], waitMs = 5000): Promise<number[]> {
+/** Waits (polling, bounded well inside a test timeout, for a loaded machine) until none of the pids runs; returns those still running. */
+export async function survivors(pids: readonly number[], waitMs = 15_000): Promise<number[]> {
   const until = Date.now() + waitMs;
   for (;;) {
     const running = pids.filter(isRunning);

@@ -106,16 +106,39 @@ async function ownedTempDir(prefix: string): Promise<string> {
   return dir;
 }
 
-/** A free TCP port on 127.0.0.1 (free when asked; the server start retries if it was taken since). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A free TCP port on 127.0.0.1 below the kernel's ephemeral range (free when asked; a first start
+ * retries if it was taken since). Outside that range no outgoing connection and no `listen(0)` of
+ * a concurrent test can take the port while a test has the server stopped, so a restart gets it back.
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralPortsStart();
+  for (let attempt = 0; low > 11_000 && attempt < 50; attempt += 1) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if ((await listenOnce(port)) !== undefined) return port;
+  }
+  const port = await listenOnce(0);
+  if (port === undefined) throw new Error("no free port on 127.0.0.1");
+  return port;
+}
+
+/** The first port of the kernel's ephemeral range (Linux); the IANA one elsewhere. */
+function ephemeralPortsStart(): number {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 49_152;
+  } catch {
+    return 49_152;
+  }
+}
+
+/** Listens on `port` (0: any) and closes again; the port it got, or undefined when it was taken. */
+function listenOnce(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.once("error", () => resolve(undefined));
+    server.listen(port, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")),
-      );
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : undefined));
     });
   });
 }
@@ -191,11 +214,15 @@ export class PgServer {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
-  /** Starts the server (on a new free port unless it had one) and waits until it accepts connections. */
+  /**
+   * Starts the server and waits until it accepts connections: a first start on a free port (another
+   * one if that was taken since), a restart on its old port, which its clients still use.
+   */
   async start(): Promise<void> {
     installExitHook();
+    const restart = this.port !== 0;
     for (let attempt = 0; ; attempt += 1) {
-      if (this.port === 0 || attempt > 0) this.port = await freePort();
+      if (!restart) this.port = await freePort();
       try {
         await run(this.binaries, "pg_ctl", [
           "-D",

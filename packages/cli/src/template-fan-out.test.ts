@@ -50,7 +50,7 @@ describe("pod check on a fan-out include tree", () => {
     expect(run.stderr).toMatch(/main\.md:10:1: EXPANSION_TOO_LARGE: /);
     expect(run.code).toBe(1);
     const peakMiB = Number(await readFile(rssFile, "utf8")) / 1024;
-    // Under 200 MiB on a quiet machine; the old parse needed about 3.5 GB and dies at the cap.
+    // Under 200 MiB on a quiet machine.
     expect(peakMiB).toBeLessThan(MAX_OLD_SPACE_MB);
   }, 150_000);
 });

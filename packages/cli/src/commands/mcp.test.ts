@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
@@ -40,7 +40,8 @@ async function serve(replies: FakeReply[]): Promise<FakeProvider> {
 
 /**
  * A stdio server entry of the fixture, its processes recorded in `pids`. Its startup timeout is
- * generous: a loaded CI machine can take seconds to load the SDK in a fixture (and again at a restart).
+ * generous (a loaded CI machine can take seconds to load the SDK in a fixture, and again at a
+ * restart) yet inside the test timeout, so a slow start is reported by pod, not by Vitest.
  */
 function stdioServer(name: string, pids: string, extra: string[] = [], env: Record<string, string> = {}): string[] {
   return [
@@ -48,7 +49,7 @@ function stdioServer(name: string, pids: string, extra: string[] = [], env: Reco
     `    command: ${JSON.stringify(process.execPath)}`,
     `    args: [${JSON.stringify(FIXTURES.stdio)}]`,
     `    env: ${JSON.stringify({ PID_FILE: pids, ...env })}`,
-    "    startup_timeout_ms: 60000",
+    "    startup_timeout_ms: 20000",
     ...extra.map((line) => `    ${line}`),
   ];
 }
@@ -284,7 +285,7 @@ describe("MCP servers in pod run, prompt and check", () => {
     // Checked from outside: the server and the `sleep` it started are gone.
     expect(await survivors(pidsIn(pids))).toEqual([]);
     // Asked to stop (SIGTERM to its group), not killed outright.
-    expect(readFileSync(terms, "utf8")).toBe("SIGTERM\n");
+    expect(existsSync(terms) ? readFileSync(terms, "utf8") : "(nothing recorded: killed)").toBe("SIGTERM\n");
   });
 
   test("a_killed_pod_does_not_leave_its_server_or_the_servers_children_running", async () => {
@@ -296,7 +297,7 @@ describe("MCP servers in pod run, prompt and check", () => {
     await running.exited;
     try {
       // No code of pod runs after SIGKILL: the watchdog kills the server's process group.
-      expect(await survivors(started, 10_000)).toEqual([]);
+      expect(await survivors(started)).toEqual([]);
     } finally {
       for (const pid of await survivors(started, 0)) process.kill(pid, "SIGKILL");
     }

@@ -45,7 +45,10 @@ export function isRunning(pid: number): boolean {
   }
 }
 
-/** Waits (polling, bounded well inside a test timeout, for a loaded machine) until none of the pids runs; returns those still running. */
+/**
+ * Waits (polling) until none of the pids runs; returns those still running. The bound is long
+ * for a loaded machine, yet inside the test timeout so the survivors are what a failure shows.
+ */
 export async function survivors(pids: readonly number[], waitMs = 15_000): Promise<number[]> {
   const until = Date.now() + waitMs;
   for (;;) {

@@ -109,7 +109,8 @@ async function ownedTempDir(prefix: string): Promise<string> {
 /**
  * A free TCP port on 127.0.0.1 below the kernel's ephemeral range (free when asked; a first start
  * retries if it was taken since). Outside that range no outgoing connection and no `listen(0)` of
- * a concurrent test can take the port while a test has the server stopped, so a restart gets it back.
+ * a concurrent test takes the port while a test has the server stopped; only another server of
+ * these fixtures could, drawing the same one of some 20,000 ports.
  */
 export async function freePort(): Promise<number> {
   const low = ephemeralPortsStart();
@@ -239,7 +240,13 @@ export class PgServer {
         running.add(this);
         return;
       } catch (error) {
-        if (attempt >= 3) throw error;
+        // A restart cannot move: its clients use the old port.
+        if (restart)
+          throw new Error(`PostgreSQL did not start again on port ${this.port}:\n${this.log()}`, { cause: error });
+        if (attempt >= 3) {
+          this.port = 0;
+          throw error;
+        }
       }
     }
   }

@@ -55,9 +55,9 @@ export function problemFromUserError(error: InsomniaError, severity: Problem["se
   };
 }
 
-/** The code behind an INCLUDE_FAILED (NOT_FOUND, UNKNOWN_PREFIX, ...): the include's code alone does not say which (docs/cli.md). */
+/** The code behind a prompt that could not be read (NOT_FOUND, UNKNOWN_PREFIX, ...): the error's own code does not say which (docs/cli.md). */
 function includeCause(error: InsomniaError): string | undefined {
-  if (error.code !== "INCLUDE_FAILED") return undefined;
+  if (error.code !== "INCLUDE_FAILED" && error.code !== "INVALID_COMPACT_INSTRUCTION") return undefined;
   const cause: unknown = error.cause;
   return InsomniaError.isInsomniaError(cause) ? cause.code : undefined;
 }

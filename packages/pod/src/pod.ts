@@ -1,4 +1,4 @@
-import { errorText, InsomniaError } from "@insomnia/errors";
+import { errorText } from "@insomnia/errors";
 import type { ManifestProvider, PodManifest } from "@insomnia/manifest";
 import { dirname } from "node:path";
 import { SegmentStoreError } from "@insomnia/segment-store";
@@ -26,7 +26,7 @@ import type {
   UserInput,
 } from "@insomnia/worker";
 import { PromptLoader, PromptLoaderError } from "@insomnia/prompt-loader";
-import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_INSTRUCTION } from "@insomnia/manifest";
+import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_INSTRUCTION, manifestProvenance } from "@insomnia/manifest";
 import { callCost, priceOf } from "./call-cost.ts";
 import { messageHash, shortHash } from "./call-record.ts";
 import type { CallMessageRecord, CallRecord } from "./call-record.ts";
@@ -236,15 +236,17 @@ async function compactionSettings(manifest: PodManifest, loader: TemplateLoader)
     instruction = (await loadCompactInstruction(loader, instructionRef)).text;
   } catch (cause) {
     const detail = cause instanceof Error ? ((cause as { detail?: string }).detail ?? cause.message) : String(cause);
+    // At the manifest value when it has one (as `pod check` reports it), else at the file tried.
+    const at = manifestProvenance(manifest)?.origins["worker.compact_instruction"];
     throw new PodError(
       "INVALID_COMPACT_INSTRUCTION",
       `worker.compact_instruction ${instructionRef} cannot be read: ${detail}; fix the reference or the file`,
-      // Reported as the loader's problem: its code and the file it tried.
       {
         cause,
         ref: instructionRef,
-        file: (cause as { file?: string }).file,
-        problems: InsomniaError.isInsomniaError(cause) ? cause.problems : undefined,
+        ...(at === undefined
+          ? { file: (cause as { file?: string }).file }
+          : { file: at.file, line: at.line, column: at.column }),
       },
     );
   }

@@ -371,8 +371,10 @@ describe("bad compaction settings", () => {
     );
     const run = await pod(env, "run", "hi");
     expect(run.code).toBe(1);
-    // pod run reports the loader's own error (the CLI shows a PodError's known cause), at the file it looked for.
-    expect(run.stderr).toMatch(/NOT_FOUND: no file at .*\.insomnia\/prompts\/nope\.md/);
+    // pod run reports it as pod check does: at the manifest value, with the loader's code.
+    expect(run.stderr).toContain(
+      ".insomnia/pod.yaml:2:24: INVALID_COMPACT_INSTRUCTION: [NOT_FOUND] worker.compact_instruction $workspace/nope cannot be read",
+    );
     expect(server.requests).toHaveLength(0);
   });
 });

@@ -1,5 +1,7 @@
 import { didYouMeanSuffix } from "@insomnia/errors";
+import { splitForCompaction } from "@insomnia/pod";
 import type { SegmentRecord, SegmentStartRecord, SegmentStore } from "@insomnia/pod";
+import type { Message } from "@insomnia/worker";
 import { CliError } from "./cli-error.ts";
 
 /**
@@ -64,15 +66,8 @@ export async function listConversations(
       chain.unshift(at);
       at = at.start.previousSegment === undefined ? undefined : segments.get(at.start.previousSegment);
     }
-    const users = chain.flatMap((segment) =>
-      segment.records.slice(1).flatMap((record) => {
-        const message = record.type === "message" ? (record.message as { role?: unknown; content?: unknown }) : {};
-        return message.role === "user" && typeof message.content === "string" ? [message.content] : [];
-      }),
-    );
     const first = chain[0]!;
-    // A compacted segment starts with its summary, a user message of its own: not the user's.
-    const typed = first.start.previousSegment === undefined ? users : users.slice(1);
+    const typed = typedMessages(chain);
     conversations.push({
       id: first.id,
       head,
@@ -84,6 +79,30 @@ export async function listConversations(
     });
   }
   return conversations.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * What the user typed in a chain of segments, each message once. A compacted segment starts with
+ * copies of the turn in progress (the summary itself is in its start record, not a message).
+ */
+function typedMessages(chain: readonly SegmentInfo[]): string[] {
+  const typed: string[] = [];
+  let copies = 0;
+  for (const segment of chain) {
+    const messages = segment.records
+      .slice(1)
+      .flatMap((record) =>
+        record.type === "message" && (record as { compaction?: unknown }).compaction === undefined
+          ? [record.message as Message]
+          : [],
+      );
+    for (const message of messages.slice(copies)) {
+      if (message.role === "user" && typeof message.content === "string") typed.push(message.content);
+    }
+    // The segment closed at its applied compaction: what the next one repeats is kept from here.
+    copies = splitForCompaction(messages).kept.length;
+  }
+  return typed;
 }
 
 /**

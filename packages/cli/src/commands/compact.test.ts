@@ -72,6 +72,14 @@ const textsOf = (r: RecordedRequest | undefined): string[] =>
     ),
   );
 
+/** Each conversation `pod log --list --json` shows: user messages, the first one, segments. */
+async function listed(env: Record<string, string>): Promise<[number, string | undefined, number][]> {
+  const list = JSON.parse((await pod(env, "log", "--list", "--json")).stdout) as {
+    conversations: { userMessages: number; firstMessage?: string; segments: string[] }[];
+  };
+  return list.conversations.map((c) => [c.userMessages, c.firstMessage, c.segments.length]);
+}
+
 /** True for a compaction request: its last text is the instruction. */
 const isCompaction = (r: RecordedRequest): boolean => textsOf(r).at(-1) === COMPACT_TEXT;
 
@@ -125,6 +133,10 @@ describe("automatic compaction through pod run", () => {
       "a2",
       "three",
     ]);
+
+    // pod log --list counts what the user typed once: the turn message kept across the
+    // compaction is a copy, and the summary is not the user's.
+    expect(await listed(env)).toEqual([[3, "one", 2]]);
 
     // pod log shows the compaction with its usage, and counts the summary call in the total.
     const log = await pod(env, "log");
@@ -299,6 +311,7 @@ describe("automatic compaction through pod run", () => {
       "read the notes",
     ]);
     expect(JSON.stringify(after[2])).toContain("the notes file");
+    expect(await listed(env)).toEqual([[2, "one", 2]]);
   });
 });
 
@@ -326,6 +339,8 @@ describe("pod compact", () => {
     const text = await pod(env, "compact");
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/^compacted \(asked for\): segment \S+ continues in \S+; summary call: /);
+    // Compacted between turns, twice: nothing was kept, nothing counted twice.
+    expect(await listed(env)).toEqual([[2, "one", 3]]);
   });
 });
 

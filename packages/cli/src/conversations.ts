@@ -1,6 +1,6 @@
 import { didYouMeanSuffix } from "@insomnia/errors";
 import { splitForCompaction } from "@insomnia/pod";
-import type { SegmentRecord, SegmentStartRecord, SegmentStore } from "@insomnia/pod";
+import type { CompactionMark, SegmentRecord, SegmentStartRecord, SegmentStore } from "@insomnia/pod";
 import type { Message } from "@insomnia/worker";
 import { CliError } from "./cli-error.ts";
 
@@ -81,6 +81,12 @@ export async function listConversations(
   return conversations.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/** The mark of a compaction's summary-call record (a message record with `compaction` set); undefined for any other record. */
+export function compactionMarkOf(record: SegmentRecord): CompactionMark | undefined {
+  const mark = (record as { compaction?: unknown }).compaction;
+  return typeof mark === "object" && mark !== null ? (mark as CompactionMark) : undefined;
+}
+
 /**
  * What the user typed in a chain of segments, each message once. A compacted segment starts with
  * copies of the turn in progress (the summary itself is in its start record, not a message).
@@ -92,9 +98,7 @@ function typedMessages(chain: readonly SegmentInfo[]): string[] {
     const messages = segment.records
       .slice(1)
       .flatMap((record) =>
-        record.type === "message" && (record as { compaction?: unknown }).compaction === undefined
-          ? [record.message as Message]
-          : [],
+        record.type === "message" && compactionMarkOf(record) === undefined ? [record.message as Message] : [],
       );
     for (const message of messages.slice(copies)) {
       if (message.role === "user" && typeof message.content === "string") typed.push(message.content);

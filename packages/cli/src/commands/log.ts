@@ -8,7 +8,7 @@ import type { CliIo } from "../io.ts";
 import { manifestLoadOptions } from "../manifest-input.ts";
 import { styleFor } from "../output.ts";
 import { openPodStore, type PodStore } from "../pod-store.ts";
-import { conversationListText, findConversation, listConversations } from "../conversations.ts";
+import { compactionMarkOf, conversationListText, findConversation, listConversations } from "../conversations.ts";
 import { callJson, callLine, totalsJson } from "../ledger-view.ts";
 import { usageLine, writeWarning } from "../run-report.ts";
 import { forTerminal, redacted } from "../shown-text.ts";
@@ -132,9 +132,11 @@ async function printLog(
       ...(start.summary === undefined ? {} : { summary: start.summary }),
       messages: records
         .slice(1)
-        .flatMap((r: SegmentRecord) => (r.type === "message" && markOf(r) === undefined ? [r.message as Message] : [])),
+        .flatMap((r: SegmentRecord) =>
+          r.type === "message" && compactionMarkOf(r) === undefined ? [r.message as Message] : [],
+        ),
       compactions: records.slice(1).flatMap((r: SegmentRecord, index) => {
-        const mark = markOf(r);
+        const mark = compactionMarkOf(r);
         return mark === undefined || r.type !== "message" ? [] : [{ ...mark, index, message: r.message as Message }];
       }),
     });
@@ -212,11 +214,6 @@ async function printLog(
 }
 
 /** The compaction mark of a segment record, when it is a compaction's summary call. */
-function markOf(record: SegmentRecord): CompactionMark | undefined {
-  const mark = (record as { compaction?: unknown }).compaction;
-  return typeof mark === "object" && mark !== null ? (mark as CompactionMark) : undefined;
-}
-
 const REASONS: Readonly<Record<string, string>> = {
   threshold: "the last call reached worker.compact_at of the context window",
   overflow: "the provider said the prompt was too long",

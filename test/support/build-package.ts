@@ -8,7 +8,7 @@ import { promisify } from "node:util";
  * Builds `entry` of the package at `packageDir` (ESM, Node 20, no tsup config) for tests that
  * run it in child processes, and returns the output directory. It goes to a new temp directory
  * under the package's node_modules, so the package's dependencies still resolve from the built
- * files, and never to dist, which a concurrent `lint` may be reading. The caller removes it.
+ * files, and never to dist, which `check:packages` may be packing at the same time. The caller removes it.
  * tsup's own CLI file is run with this node: no dependence on pnpm being on PATH.
  */
 export async function buildPackageForTests(packageDir: string, entry: string, prefix: string): Promise<string> {

@@ -36,7 +36,7 @@ export interface AiSdkErrorOptions extends InsomniaErrorOptions {
 
 /** The one error class of @insomnia/ai-sdk: a provider failure, with what to do about it. */
 export class AiSdkError extends InsomniaError<AiSdkErrorCode> {
-  static readonly brand = Symbol.for("insomnia.ai-sdk.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.ai-sdk.error");
   override readonly name = "AiSdkError";
   declare readonly provider?: string;
   declare readonly status?: number;

@@ -50,7 +50,7 @@ export interface CliErrorOptions {
 
 /** The one error class of @insomnia/cli: wrong usage, or a refusal such as overwriting a file. */
 export class CliError extends InsomniaError<CliErrorCode> {
-  static readonly brand = Symbol.for("insomnia.cli.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.cli.error");
   override readonly name = "CliError";
 
   constructor(code: CliErrorCode, detail: string, options: CliErrorOptions = {}) {

@@ -29,7 +29,7 @@ const BASE_BRAND = Symbol.for("insomnia.error");
 
 /**
  * The base of every error class of the @insomnia packages. A subclass adds its code union,
- * its own `name`, a `static readonly brand = Symbol.for("insomnia.<package>.error")` and a
+ * its own `name`, a `static readonly brand: unique symbol = Symbol.for("insomnia.<package>.error")` and a
  * one-line `static is(value)` built on {@link hasBrand}.
  */
 export abstract class InsomniaError<Code extends string = string> extends Error {

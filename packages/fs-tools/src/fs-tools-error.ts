@@ -33,7 +33,7 @@ export interface FsToolsErrorOptions extends InsomniaErrorOptions {
 
 /** The one error class of @insomnia/fs-tools. */
 export class FsToolsError extends InsomniaError<FsToolsErrorCode> {
-  static readonly brand = Symbol.for("insomnia.fs-tools.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.fs-tools.error");
   override readonly name = "FsToolsError";
   declare readonly tool?: string;
   declare readonly path?: string;

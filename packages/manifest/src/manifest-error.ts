@@ -36,7 +36,7 @@ export interface ManifestErrorOptions {
 
 /** A manifest problem, with the file, 1-based line and column, and dotted key where known. */
 export class ManifestError extends InsomniaError<ManifestErrorCode> {
-  static readonly brand = Symbol.for("insomnia.manifest.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.manifest.error");
   override readonly name = "ManifestError";
   /** Dotted path of the offending key, e.g. `scope.allow[0].target`. */
   declare readonly key?: string;

@@ -29,7 +29,7 @@ export interface McpErrorOptions extends InsomniaErrorOptions {
 
 /** The one error class of @insomnia/mcp. */
 export class McpError extends InsomniaError<McpErrorCode> {
-  static readonly brand = Symbol.for("insomnia.mcp.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.mcp.error");
   override readonly name = "McpError";
   declare readonly server?: string;
   declare readonly tool?: string;

@@ -1,5 +1,5 @@
 /** Bytes of text one MCP tool result returns at most, as for read_file (256 KiB); more is cut with a note. */
-export const MAX_RESULT_BYTES = 256 * 1024;
+export const MAX_RESULT_BYTES: number = 256 * 1024;
 
 import { IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES } from "@insomnia/worker";
 import type { ImagePart, ImageMediaType, ToolOutput } from "@insomnia/worker";
@@ -42,7 +42,7 @@ function embeddedText(part: Part): string {
  * bracketed note for each part text cannot carry, the structured content when there is no
  * text, all capped at `maxBytes` (cut at a UTF-8 boundary, with a visible note).
  */
-export function resultText(content: readonly Part[], structured: unknown, maxBytes = MAX_RESULT_BYTES): string {
+export function resultText(content: readonly Part[], structured: unknown, maxBytes: number = MAX_RESULT_BYTES): string {
   const pieces: string[] = [];
   for (const part of content) {
     if (imageOf(part) !== undefined) continue;
@@ -58,7 +58,7 @@ export function resultText(content: readonly Part[], structured: unknown, maxByt
 export function resultOutput(
   content: readonly Part[],
   structured: unknown,
-  maxBytes = MAX_RESULT_BYTES,
+  maxBytes: number = MAX_RESULT_BYTES,
 ): string | ToolOutput {
   const text = resultText(content, structured, maxBytes);
   const images = content.map(imageOf).filter((image) => image !== undefined);
@@ -66,7 +66,7 @@ export function resultOutput(
 }
 
 /** `text` cut to at most `maxBytes` UTF-8 bytes (never inside a character) plus a note, or unchanged. */
-export function capText(text: string, maxBytes = MAX_RESULT_BYTES): string {
+export function capText(text: string, maxBytes: number = MAX_RESULT_BYTES): string {
   // Each UTF-16 code unit is at most 3 UTF-8 bytes: a short string cannot be over the cap.
   if (text.length * 3 <= maxBytes) return text;
   const bytes = Buffer.from(text, "utf8");

@@ -16,7 +16,7 @@ export interface StdioLaunch {
 }
 
 /** Largest single JSON-RPC line accepted from a server; a longer one is a broken server (64 MiB). */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+export const MAX_MESSAGE_BYTES: number = 64 * 1024 * 1024;
 /** How long a server gets to exit after the end of its input before it is sent SIGTERM. */
 const INPUT_END_GRACE_MS = 500;
 /** How long a server asked with SIGTERM gets to finish (flush, clean up) before SIGKILL; only a server that ignores SIGTERM waits it out. */

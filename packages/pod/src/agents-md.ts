@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { PodWarning } from "./pod-warning.ts";
 
 /** Default cap on the AGENTS.md bytes put into a prompt: 64 KiB. */
-export const AGENTS_MD_MAX_BYTES = 64 * 1024;
+export const AGENTS_MD_MAX_BYTES: number = 64 * 1024;
 
 /** The file name looked for in the pod's working directory. */
 export const AGENTS_MD_FILE = "AGENTS.md";

@@ -28,7 +28,7 @@ export type PodErrorOptions = InsomniaErrorOptions;
  * their own positions, a manifest value's among them.
  */
 export class PodError extends InsomniaError<PodErrorCode> {
-  static readonly brand = Symbol.for("insomnia.pod.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.pod.error");
   override readonly name = "PodError";
 
   constructor(code: PodErrorCode, detail: string, options: PodErrorOptions = {}) {

@@ -1,5 +1,5 @@
 /** The line the Working boundaries section adds when the pod offers tools from MCP servers. */
-export const MCP_BOUNDARIES_NOTE =
+export const MCP_BOUNDARIES_NOTE: string =
   "Tools named mcp__<server>__<tool> come from MCP servers and are not bound by these boundaries: " +
   "each server decides for itself what it reads, writes and reaches.";
 

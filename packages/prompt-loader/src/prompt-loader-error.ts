@@ -38,7 +38,7 @@ const REFERENCE_SYNTAX_CODES: ReadonlySet<PromptLoaderErrorCode> = new Set([
 
 /** The one error class of @insomnia/prompt-loader; check `code`, never the message. */
 export class PromptLoaderError extends InsomniaError<PromptLoaderErrorCode> {
-  static readonly brand = Symbol.for("insomnia.prompt-loader.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.prompt-loader.error");
   override readonly name = "PromptLoaderError";
   declare readonly index?: number;
   declare readonly byteOffset?: number;

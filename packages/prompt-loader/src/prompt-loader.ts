@@ -7,7 +7,7 @@ import { sha256Hex } from "./sha256.ts";
 import { readPromptFile } from "./read-prompt-file.ts";
 
 /** Default cap on a prompt file's size: 1 MiB. */
-export const DEFAULT_MAX_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_BYTES: number = 1024 * 1024;
 
 /** Roots of the prefixes and the size cap; a prefix without a root cannot be loaded. */
 export interface PromptLoaderOptions {

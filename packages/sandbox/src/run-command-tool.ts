@@ -10,7 +10,7 @@ export const RUN_COMMAND_TOOL_NAME = "run_command";
 export const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
 
 /** Bytes of stdout and of stderr each kept for the model (first and last half). */
-export const DEFAULT_COMMAND_OUTPUT_BYTES = 32 * 1024;
+export const DEFAULT_COMMAND_OUTPUT_BYTES: number = 32 * 1024;
 
 /** Longest `command` accepted, in bytes (Linux takes at most 128 KiB in one argument). */
 export const MAX_COMMAND_BYTES = 100_000;

@@ -21,7 +21,7 @@ export interface SandboxErrorOptions extends InsomniaErrorOptions {
 
 /** The one error class of @insomnia/sandbox. */
 export class SandboxError extends InsomniaError<SandboxErrorCode> {
-  static readonly brand = Symbol.for("insomnia.sandbox.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.sandbox.error");
   override readonly name = "SandboxError";
   declare readonly hint?: string;
 

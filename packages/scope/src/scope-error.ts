@@ -18,7 +18,7 @@ export interface ScopeErrorOptions extends ErrorLocation {
  * what the problem is about, and `file`/`line`/`column` where the caller wrote it, when it said.
  */
 export class ScopeError extends InsomniaError<ScopeErrorCode> {
-  static readonly brand = Symbol.for("insomnia.scope.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.scope.error");
   override readonly name = "ScopeError";
   /** Config location of the offending rule, e.g. `scope.allow[2]`. */
   declare readonly rule?: string;

@@ -42,7 +42,7 @@ export interface AppendStatements {
 
 /** Most appends sent in one statement, and most characters of their JSON (a larger record still goes, alone). */
 export const MAX_BATCH_RECORDS = 32;
-export const MAX_BATCH_JSON_CHARS = 1 << 20;
+export const MAX_BATCH_JSON_CHARS: number = 1 << 20;
 
 const STORED: AppendOutcome = { kind: "stored" };
 const NOT_HELD: AppendOutcome = { kind: "not-held" };

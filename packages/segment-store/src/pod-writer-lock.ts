@@ -62,9 +62,9 @@ const ATTEMPTS = 8;
 export const POD_LOCK_NAME = "pod.lock";
 
 /** `pod.lock.<pid>.<token>.tmp`: the temp file of one acquire; debris once that pid runs no more. */
-export const LOCK_TEMP = /^pod\.lock\.([0-9]+)\.[0-9a-f-]+\.tmp$/;
+export const LOCK_TEMP: RegExp = /^pod\.lock\.([0-9]+)\.[0-9a-f-]+\.tmp$/;
 /** `pod.lock.takeover-<id>-<level>`: a claim on one stale lock. */
-export const LOCK_CLAIM = /^pod\.lock\.takeover-([0-9a-f]+)-[0-9]+$/;
+export const LOCK_CLAIM: RegExp = /^pod\.lock\.takeover-([0-9a-f]+)-[0-9]+$/;
 
 /** Start time (clock ticks since boot) of a Linux process, or undefined where /proc cannot say. */
 function linuxStartTime(pid: number | "self"): string | undefined {

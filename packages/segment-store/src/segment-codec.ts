@@ -275,7 +275,7 @@ function corrupt(file: string, line: number, reason: string): SegmentStoreError 
  * out of sequence, a record that is not a record, a segment_start after the first record,
  * or a file without a start record.
  */
-export function scanSegment(data: Buffer, file: string, textWindowBytes = TEXT_WINDOW_BYTES): SegmentScan {
+export function scanSegment(data: Buffer, file: string, textWindowBytes: number = TEXT_WINDOW_BYTES): SegmentScan {
   const records: SegmentRecord[] = [];
   let validLength = 0;
   let firstBad: { line: number; reason: string } | undefined;

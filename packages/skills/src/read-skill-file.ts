@@ -3,7 +3,7 @@ import { type ResolvedRoot, readTextInsideRoot } from "@insomnia/safe-read";
 import { SkillsError } from "./skills-error.ts";
 
 /** Largest SKILL.md read: 1 MiB. */
-export const MAX_SKILL_FILE_BYTES = 1024 * 1024;
+export const MAX_SKILL_FILE_BYTES: number = 1024 * 1024;
 
 /** Decides whether the pod may read a path (a real path); the pod passes its scope's `isReadable`. */
 export type IsReadable = (path: string) => boolean;

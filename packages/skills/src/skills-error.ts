@@ -23,7 +23,7 @@ export type SkillsErrorCode =
 
 /** A skill that cannot be loaded (thrown by {@link readSkillBody} and the `load_skill` tool). */
 export class SkillsError extends InsomniaError<SkillsErrorCode> {
-  static readonly brand = Symbol.for("insomnia.skills.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.skills.error");
   override readonly name = "SkillsError";
 
   /** True for a SkillsError from any installed copy of this package. */

@@ -1,6 +1,6 @@
 // Writes dist/prebuilt-asts.json: every builtin prompt's text, as the prompt-loader reads
 // it, with its Handlebars AST (see src/prebuilt-asts.ts). Run by
-// `build` after tsup; a builtin prompt that does not parse fails the build.
+// `build` after tsdown; a builtin prompt that does not parse fails the build.
 import { readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";

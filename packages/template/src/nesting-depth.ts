@@ -17,7 +17,7 @@ const OPENS = new Set(["OPEN_BLOCK", "OPEN_INVERSE", "OPEN_PARTIAL_BLOCK", "OPEN
  * so a hostile file could keep the parser busy for a very long time or overflow the stack. `{{else if}}` chains count
  * as nesting (each one is a nested block in the AST), and so do subexpressions.
  */
-export function findTooDeepNesting(text: string, max = MAX_NESTING_DEPTH): TooDeep | undefined {
+export function findTooDeepNesting(text: string, max: number = MAX_NESTING_DEPTH): TooDeep | undefined {
   if (!mayNestDeeperThan(text, max)) return undefined;
   const nesting = new NestingTracker(max);
   let found: TooDeep | undefined;

@@ -46,7 +46,7 @@ export interface SystemPromptErrorOptions {
 
 /** The one error class of @insomnia/template; check `code` and `phase`, never the message. */
 export class SystemPromptError extends InsomniaError<SystemPromptErrorCode> {
-  static readonly brand = Symbol.for("insomnia.template.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.template.error");
   override readonly name = "SystemPromptError";
   readonly phase: SystemPromptErrorPhase;
   /** Include chain from the root instruction to `ref`, root first. */

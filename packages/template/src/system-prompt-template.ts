@@ -54,7 +54,14 @@ export interface TemplateSource {
 export type TemplateLoader = Pick<PromptLoader, "load">;
 
 /** Default limits. */
-export const DEFAULT_LIMITS = Object.freeze({
+export const DEFAULT_LIMITS: Readonly<{
+  maxIncludeDepth: 16;
+  maxIncludes: 256;
+  maxExpandedNodes: 100000;
+  maxFileStatements: 10000;
+  maxOutputBytes: number;
+  maxSteps: 200000;
+}> = Object.freeze({
   maxIncludeDepth: 16,
   maxIncludes: 256,
   maxExpandedNodes: 100_000,

@@ -7,7 +7,7 @@ export const IMAGE_MEDIA_TYPES = ["image/png", "image/jpeg", "image/gif", "image
 export type ImageMediaType = (typeof IMAGE_MEDIA_TYPES)[number];
 
 /** The largest image a message may carry, in bytes (5 MiB, the smallest provider limit). */
-export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+export const MAX_IMAGE_BYTES: number = 5 * 1024 * 1024;
 
 /** An image in a message: its bytes as base64, stored and sent exactly as they are. */
 export interface ImagePart {

@@ -21,7 +21,7 @@ export interface WorkerErrorOptions {
 
 /** The one error class of @insomnia/worker. */
 export class WorkerError extends InsomniaError<WorkerErrorCode> {
-  static readonly brand = Symbol.for("insomnia.worker.error");
+  static readonly brand: unique symbol = Symbol.for("insomnia.worker.error");
   override readonly name = "WorkerError";
   /** The tool the error is about, where there is one. */
   declare readonly tool?: string;

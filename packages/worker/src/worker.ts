@@ -65,7 +65,7 @@ export const DEFAULT_MAX_ITERATIONS = 50;
  */
 export class Worker {
   /** The tools offered to the model. */
-  readonly tools = new ToolServer();
+  readonly tools: ToolServer = new ToolServer();
   readonly #client: LlmClient;
   readonly #maxIterations: number;
   readonly #telemetry: ResolvedTelemetry;

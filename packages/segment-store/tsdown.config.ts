@@ -1,5 +1,5 @@
-import { defineConfig } from "tsup";
-import { baseConfig } from "../../tsup.base.ts";
+import { defineConfig } from "tsdown";
+import { baseConfig } from "../../tsdown.base.ts";
 
 export default defineConfig({
   ...baseConfig,

@@ -1,0 +1,4 @@
+import { defineConfig } from "tsdown";
+import { baseConfig } from "../../tsdown.base.ts";
+
+export default defineConfig(baseConfig);

@@ -213,7 +213,7 @@ async function printLog(
   return 0;
 }
 
-/** The compaction mark of a segment record, when it is a compaction's summary call. */
+/** Why a compaction ran, in the words `pod log` shows for each `reason` the pod records. */
 const REASONS: Readonly<Record<string, string>> = {
   threshold: "the last call reached worker.compact_at of the context window",
   overflow: "the provider said the prompt was too long",

@@ -3,12 +3,10 @@
 // packages/<name>/api/<name>.api.md, with API Extractor. `--check` (what `pnpm test` runs)
 // fails when a report differs from the committed one: an API change must show up in review.
 // `--update` rewrites the reports. Run after `pnpm build`.
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Extractor, ExtractorConfig } from "@microsoft/api-extractor";
+import { CompilerState, Extractor, ExtractorConfig } from "@microsoft/api-extractor";
 
 const root = join(import.meta.dirname, "..");
 const update = process.argv.includes("--update");
@@ -18,25 +16,8 @@ const names = readdirSync(packagesDir).filter(
   (name) => existsSync(join(packagesDir, name, "package.json")) && (only.length === 0 || only.includes(name)),
 );
 
-// Each package's report builds its own TypeScript program, one core each: the packages are split
-// between processes (each given its names), one per core.
-const processes = Math.min(availableParallelism(), names.length);
-if (only.length === 0 && processes > 1) {
-  const script = fileURLToPath(import.meta.url);
-  const codes = await Promise.all(
-    Array.from({ length: processes }, (_, i) => {
-      const share = names.filter((_, index) => index % processes === i);
-      const child = spawn(process.execPath, [script, ...process.argv.slice(2), ...share], {
-        stdio: ["ignore", "ignore", "inherit"],
-      });
-      return new Promise((resolve) => child.on("exit", (code) => resolve(code)));
-    }),
-  );
-  if (codes.some((code) => code !== 0)) process.exit(1);
-  console.log(`api-report: ${names.length} packages ${update ? "recorded" : "match their reports"}`);
-  process.exit(0);
-}
-
+/** One report per typed export of each public package: its config and where its report lives. */
+const reports = [];
 let failed = 0;
 for (const name of names) {
   const dir = join(packagesDir, name);
@@ -53,7 +34,6 @@ for (const name of names) {
       continue;
     }
     const temp = join(tmpdir(), `api-report-${process.pid}-${name}${suffix}`);
-    mkdirSync(temp, { recursive: true });
     const config = ExtractorConfig.prepare({
       configObject: {
         projectFolder: dir,
@@ -80,19 +60,39 @@ for (const name of names) {
       configObjectFullPath: join(dir, "api-extractor.json"),
       packageJsonFullPath: join(dir, "package.json"),
     });
-    mkdirSync(join(dir, "api"), { recursive: true });
-    const result = Extractor.invoke(config, { localBuild: update, showVerboseMessages: false, messageCallback: quiet });
-    rmSync(temp, { recursive: true, force: true });
-    if (result.apiReportChanged && !update) {
-      console.error(
-        `api-report: the public API of @insomnia/${name}${subpath === "." ? "" : subpath.slice(1)} changed; ` +
-          `review it and run \`pnpm api:update\` to record packages/${name}/api/${reportName}`,
-      );
-      failed++;
-    } else if (!result.succeeded && !result.apiReportChanged) {
-      console.error(`api-report: ${name}: API Extractor failed (${result.errorCount} errors)`);
-      failed++;
-    }
+    reports.push({ name, subpath, reportName, temp, config });
+  }
+}
+
+// One TypeScript program holds every entry point (the packages import each other's
+// declarations): each report reads it instead of building its own.
+const compilerState =
+  reports.length === 0
+    ? undefined
+    : CompilerState.create(reports[0].config, {
+        additionalEntryPoints: reports.map((r) => r.config.mainEntryPointFilePath),
+      });
+
+for (const { name, subpath, reportName, temp, config } of reports) {
+  const dir = join(packagesDir, name);
+  mkdirSync(temp, { recursive: true });
+  mkdirSync(join(dir, "api"), { recursive: true });
+  const result = Extractor.invoke(config, {
+    localBuild: update,
+    showVerboseMessages: false,
+    messageCallback: quiet,
+    compilerState,
+  });
+  rmSync(temp, { recursive: true, force: true });
+  if (result.apiReportChanged && !update) {
+    console.error(
+      `api-report: the public API of @insomnia/${name}${subpath === "." ? "" : subpath.slice(1)} changed; ` +
+        `review it and run \`pnpm api:update\` to record packages/${name}/api/${reportName}`,
+    );
+    failed++;
+  } else if (!result.succeeded && !result.apiReportChanged) {
+    console.error(`api-report: ${name}: API Extractor failed (${result.errorCount} errors)`);
+    failed++;
   }
 }
 if (failed > 0) process.exit(1);

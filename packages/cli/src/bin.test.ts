@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { BIN, runPod, useSandbox } from "./__fixtures__/sandbox.ts";
 
 // The compile cache in the sandbox HOME: these tests look at it.
-const { box, pod } = useSandbox({ ownCompileCache: true });
+const { box, podProcess: pod } = useSandbox({ ownCompileCache: true });
 const STACK_LINE = /^\s+at /m;
 
 describe("help and version", () => {

@@ -1,17 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { EXIT, main } from "./main.ts";
 import type { OutputStream } from "./output.ts";
-
-function collector(): OutputStream & { text: string } {
-  const sink = {
-    text: "",
-    write(chunk: string) {
-      sink.text += chunk;
-      return true;
-    },
-  };
-  return sink;
-}
+import { collector } from "./__fixtures__/sandbox.ts";
 
 describe("main in process", () => {
   test("version_prints_the_package_version", async () => {

@@ -2,8 +2,10 @@ import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, inject } from "vitest";
+import type { OutputStream } from "../output.ts";
 
 /** The built `pod` bin (dist/bin.cjs): the tests run what the package ships. */
 export const BIN = fileURLToPath(new URL("../../dist/bin.cjs", import.meta.url));
@@ -15,7 +17,45 @@ export interface PodRun {
   stderr: string;
 }
 
-/** Runs the built `pod` as a real process with exactly `env` (plus PATH). */
+/** The built library (dist/index.js): its `main` is what the bin runs. */
+const LIBRARY = new URL("../../dist/index.js", import.meta.url).href;
+
+/**
+ * Runs the built CLI's `main` in this process, with exactly `env` (plus PATH) and `cwd`: the
+ * code of a `pod` process without the cost of starting one. What only a process has (the bin,
+ * signals, the exit, what Node reads as it starts) is tested with `runPod`.
+ */
+export async function runPodInProcess(
+  args: readonly string[],
+  options: { cwd: string; env: Record<string, string>; stdin?: string },
+): Promise<PodRun> {
+  const { main } = (await import(/* @vite-ignore */ LIBRARY)) as typeof import("../index.ts");
+  const stdout = collector();
+  const stderr = collector();
+  const code = await main(args, {
+    stdout,
+    stderr,
+    env: { PATH: process.env.PATH ?? "", ...options.env },
+    cwd: options.cwd,
+    stdin: Readable.from([Buffer.from(options.stdin ?? "")]),
+    signal: new AbortController().signal,
+  });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+/** An output stream that keeps what `pod` wrote to it. */
+export function collector(): OutputStream & { text: string } {
+  const sink = {
+    text: "",
+    write(chunk: string) {
+      sink.text += chunk;
+      return true;
+    },
+  };
+  return sink;
+}
+
+/** Runs the built `pod` bin as a real process with exactly `env` (plus PATH). */
 export function runPod(
   args: readonly string[],
   options: { cwd: string; env: Record<string, string> },
@@ -99,11 +139,13 @@ export async function makeSandbox(options: SandboxOptions = {}): Promise<Sandbox
 
 /**
  * A fresh sandbox for every test of the calling file (made in beforeEach, removed in
- * afterEach): `box` always stands for the current test's sandbox, `pod` runs the bin in it.
+ * afterEach): `box` always stands for the current test's sandbox; `pod` runs the CLI in it in
+ * this process, `podProcess` runs the bin.
  */
 export function useSandbox(options: SandboxOptions = {}): {
   box: Sandbox;
   pod: (...args: string[]) => Promise<PodRun>;
+  podProcess: (...args: string[]) => Promise<PodRun>;
 } {
   let current: Sandbox | undefined;
   beforeEach(async () => {
@@ -118,5 +160,9 @@ export function useSandbox(options: SandboxOptions = {}): {
     return current;
   };
   const box = new Proxy({} as Sandbox, { get: (_target, key) => Reflect.get(now(), key) });
-  return { box, pod: (...args) => runPod(args, { cwd: now().ws, env: now().env }) };
+  return {
+    box,
+    pod: (...args) => runPodInProcess(args, { cwd: now().ws, env: now().env }),
+    podProcess: (...args) => runPod(args, { cwd: now().ws, env: now().env }),
+  };
 }

@@ -1,7 +1,7 @@
 import { symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { runPodInProcess, useSandbox } from "../__fixtures__/sandbox.ts";
 
 const { box, pod } = useSandbox();
 const STACK_LINE = /^\s+at /m;
@@ -213,7 +213,7 @@ describe("pod check", () => {
 
   test("manifest_flag_and_cwd_flag_apply", async () => {
     await box.write("custom.yaml", "worker:\n  max_turns: -1\n");
-    const run = await runPod(["check", "--cwd", box.ws, "--manifest", join(box.ws, "custom.yaml")], {
+    const run = await runPodInProcess(["check", "--cwd", box.ws, "--manifest", join(box.ws, "custom.yaml")], {
       cwd: box.home,
       env: box.env,
     });

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { afterEach, describe, expect, test } from "vitest";
-import { runPod, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
+import { runPodInProcess, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 // Automatic compaction through the built `pod` against the fake provider: scripted usage figures
@@ -55,7 +55,8 @@ async function workspace(
   return fakeProviderEnv(box);
 }
 
-const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env });
+const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> =>
+  runPodInProcess(args, { cwd: box.ws, env });
 
 /** The messages of an Anthropic request without its cache breakpoints (the second one moves to the last message). */
 function messagesOf(r: RecordedRequest | undefined): unknown[] {

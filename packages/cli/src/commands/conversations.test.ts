@@ -3,9 +3,9 @@ import { type FakeProvider, type RecordedRequest, startFakeProvider } from "@ins
 import { PostgresSegmentStore } from "@insomnia/segment-store-postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { findPgBinaries, PgServer } from "../../../segment-store-postgres/src/__fixtures__/pg-server.ts";
-import { type PodRun, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { type PodRun, runPodInProcess, useSandbox } from "../__fixtures__/sandbox.ts";
 
-// Browsing conversations and choosing one, through the built bin, on both stores pod offers.
+// Browsing conversations and choosing one, through the built CLI, on both stores pod offers.
 const { box } = useSandbox();
 const NOW = "2026-03-04T05:06:07Z";
 
@@ -70,7 +70,8 @@ async function createDatabase(name: string): Promise<void> {
   }
 }
 
-const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env });
+const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> =>
+  runPodInProcess(args, { cwd: box.ws, env });
 
 async function ok(env: Record<string, string>, ...args: string[]): Promise<string> {
   const run = await pod(env, ...args);

@@ -2,7 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { validateManifestLayer } from "@insomnia/manifest";
 import { describe, expect, test } from "vitest";
-import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { runPodInProcess, useSandbox } from "../__fixtures__/sandbox.ts";
 
 const { box, pod } = useSandbox();
 const NOW = "2026-01-02T03:04:05Z";
@@ -116,9 +116,9 @@ describe("pod init", () => {
   });
 
   test("cwd_flag_chooses_the_directory", async () => {
-    const run = await runPod(["init", "--cwd", "ws"], { cwd: join(box.ws, ".."), env: box.env });
+    const run = await runPodInProcess(["init", "--cwd", "ws"], { cwd: join(box.ws, ".."), env: box.env });
     expect(run.code).toBe(0);
     expect(await readFile(join(box.ws, ".insomnia/pod.yaml"), "utf8")).toContain("worker:");
-    expect((await runPod(["check", "--cwd", box.ws], { cwd: box.home, env: box.env })).code).toBe(0);
+    expect((await runPodInProcess(["check", "--cwd", box.ws], { cwd: box.home, env: box.env })).code).toBe(0);
   });
 });

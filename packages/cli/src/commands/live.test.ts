@@ -5,7 +5,7 @@ import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { CONTINUE_PROMPT } from "@insomnia/worker";
 import { afterEach, describe, expect, test } from "vitest";
-import { BIN, runPod, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
+import { BIN, runPod, runPodInProcess, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 const { box } = useSandbox();
@@ -100,7 +100,7 @@ describe("pod run, live", () => {
     expect(run.code).toBe(130);
     expect(run.stdout).toBe("The answer \n");
     expect(run.stderr).toMatch(/interrupted: what was logged is kept \(the answer so far, marked interrupted\)/);
-    const next = await runPod(["run", "next"], { cwd: box.ws, env });
+    const next = await runPodInProcess(["run", "next"], { cwd: box.ws, env });
     expect([next.code, next.stdout]).toEqual([0, "ok\n"]);
     expect(messagesOf(fake!.requests[1])).toEqual([
       { role: "user", content: [{ type: "text", text: "q" }] },
@@ -121,7 +121,7 @@ describe("pod run, live", () => {
       }
     });
     expect(run.code).toBe(130);
-    const resumed = await runPod(["resume"], { cwd: box.ws, env });
+    const resumed = await runPodInProcess(["resume"], { cwd: box.ws, env });
     expect([resumed.code, resumed.stdout]).toEqual([0, " and the rest\n"]);
     expect((messagesOf(fake!.requests[1]) as unknown[]).slice(1)).toEqual([
       { role: "assistant", content: [{ type: "text", text: "Half" }] },
@@ -163,14 +163,14 @@ describe("pod run, live", () => {
   test("an_image_goes_into_the_request_and_a_bad_one_is_a_usage_error_with_nothing_sent", async () => {
     const env = await workspace(() => ({ text: "a picture" }));
     await box.write("notes.txt", "not an image");
-    const bad = await runPod(["run", "--image", "notes.txt", "what is it?"], { cwd: box.ws, env });
+    const bad = await runPodInProcess(["run", "--image", "notes.txt", "what is it?"], { cwd: box.ws, env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("INVALID_IMAGE");
     expect(bad.stderr).toContain("not a png, jpeg, gif or webp");
     expect(fake!.requests).toHaveLength(0);
     const png = Buffer.from("89504e470d0a1a0a0000000d4948445200000001", "hex");
     await writeFile(join(box.ws, "pixel.png"), png);
-    const good = await runPod(["run", "--image", "pixel.png", "what is it?"], { cwd: box.ws, env });
+    const good = await runPodInProcess(["run", "--image", "pixel.png", "what is it?"], { cwd: box.ws, env });
     expect([good.code, good.stdout]).toEqual([0, "a picture\n"]);
     expect(fake!.requests[0]!.body).toContain(
       `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"${png.toString("base64")}"}`,
@@ -179,10 +179,10 @@ describe("pod run, live", () => {
 
   test("reasoning_is_printed_on_stderr_only_with_the_reasoning_flag", async () => {
     const env = await workspace(() => ({ reasoning: { text: "Let me think.", signature: "sig" }, text: "Done." }));
-    const quiet = await runPod(["run", "hi"], { cwd: box.ws, env });
+    const quiet = await runPodInProcess(["run", "hi"], { cwd: box.ws, env });
     expect([quiet.code, quiet.stdout]).toEqual([0, "Done.\n"]);
     expect(quiet.stderr).not.toContain("Let me think.");
-    const shown = await runPod(["run", "--reasoning", "again"], { cwd: box.ws, env });
+    const shown = await runPodInProcess(["run", "--reasoning", "again"], { cwd: box.ws, env });
     expect([shown.code, shown.stdout]).toEqual([0, "Done.\n"]);
     expect(shown.stderr).toContain("Let me think.\n");
     // The first answer's thinking block went back with its signature.
@@ -302,7 +302,7 @@ describe("reasoning across processes", () => {
           ? { text: "It says the notes." }
           : { text: "ok" },
     );
-    const first = await runPod(["run", "what do the notes say?"], { cwd: box.ws, env });
+    const first = await runPodInProcess(["run", "what do the notes say?"], { cwd: box.ws, env });
     expect([first.code, first.stdout]).toEqual([0, "It says the notes.\n"]);
     const second = await runPod(["run", "thanks"], { cwd: box.ws, env });
     expect([second.code, second.stdout]).toEqual([0, "ok\n"]);

@@ -6,7 +6,7 @@ import * as manifestPackage from "@insomnia/manifest";
 import { afterEach, describe, expect, test } from "vitest";
 import { FIXTURES, pidFile, pidsIn, startHttpFixture, survivors } from "../../../mcp/src/__fixtures__/servers.ts";
 import { spawn } from "node:child_process";
-import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { BIN, runPodInProcess, useSandbox } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 const { box } = useSandbox();
@@ -80,7 +80,8 @@ function workspaceEnv(): Record<string, string> {
   return { ...box.env, XDG_STATE_HOME: join(box.home, "state"), ANTHROPIC_API_KEY: "sk-ant-test" };
 }
 
-const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env });
+const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> =>
+  runPodInProcess(args, { cwd: box.ws, env });
 
 describe("MCP servers in pod run, prompt and check", () => {
   test("tools_from_stdio_and_http_servers_are_in_the_prompt_and_the_request_sorted_and_a_call_round_trips", async () => {

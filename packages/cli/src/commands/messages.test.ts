@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type FakeProvider, type FakeReply, startFakeProvider } from "@insomnia/ai-sdk/testing";
 import { afterEach, describe, expect, test } from "vitest";
-import { type PodRun, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { type PodRun, runPodInProcess, useSandbox } from "../__fixtures__/sandbox.ts";
 
 // What pod says when things go wrong: each message names what to do, and usage is counted.
 const { box } = useSandbox();
@@ -23,7 +23,8 @@ async function workspace(replies: (index: number) => FakeReply): Promise<Record<
   return { ...box.env, XDG_STATE_HOME: join(box.home, "state"), ANTHROPIC_API_KEY: "sk-ant-test" };
 }
 
-const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env });
+const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> =>
+  runPodInProcess(args, { cwd: box.ws, env });
 
 async function segmentFile(env: Record<string, string>): Promise<string> {
   const root = join(env.XDG_STATE_HOME!, "insomnia", "pods");

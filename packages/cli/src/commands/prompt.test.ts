@@ -8,7 +8,7 @@ import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, test, vi } from "vitest";
 import { SLOW_TEST_TIMEOUT_MS } from "../../../../test/support/property-runs.ts";
-import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { runPodInProcess, useSandbox } from "../__fixtures__/sandbox.ts";
 
 const { box, pod } = useSandbox();
 const STACK_LINE = /^\s+at /m;
@@ -160,7 +160,7 @@ describe("pod prompt", () => {
     await box.write("alt.yaml", 'worker:\n  instruction: "$user/other"\n');
     const elsewhere = { cwd: box.home, env: box.env };
 
-    const viaCwd = await runPod(
+    const viaCwd = await runPodInProcess(
       ["prompt", "--cwd", box.ws, "--now", NOW, "--tool", "read_file", "--tool", "write_file"],
       elsewhere,
     );

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider } from "@insomnia/ai-sdk/testing";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import { runPod, useSandbox } from "../__fixtures__/sandbox.ts";
+import { runPodInProcess, useSandbox } from "../__fixtures__/sandbox.ts";
 
 // Where bubblewrap is missing, run_command is not offered and pod check says why. A PATH with
 // no bwrap on it is such a machine, whatever this one has installed.
@@ -24,13 +24,13 @@ describe("run_command where bubblewrap is missing", () => {
   test("pod_check_warns_sandbox_unavailable_at_worker_tools_and_exits_0", async () => {
     await box.write(".insomnia/pod.yaml", "worker:\n  tools: [read_file, run_command]\n");
     // Naming run_command widens what the pod may do: the user trusts this workspace first.
-    expect((await runPod(["trust"], { cwd: box.ws, env: box.env })).code).toBe(0);
-    const run = await runPod(["check"], { cwd: box.ws, env: { ...box.env, PATH: noBwrap } });
+    expect((await runPodInProcess(["trust"], { cwd: box.ws, env: box.env })).code).toBe(0);
+    const run = await runPodInProcess(["check"], { cwd: box.ws, env: { ...box.env, PATH: noBwrap } });
     expect(run.code).toBe(0);
     expect(run.stderr).toBe(
       `.insomnia/pod.yaml:2:10: warning: SANDBOX_UNAVAILABLE: bubblewrap (bwrap) is not installed; run_command is not offered (${HINT})\n`,
     );
-    const json = await runPod(["check", "--json"], { cwd: box.ws, env: { ...box.env, PATH: noBwrap } });
+    const json = await runPodInProcess(["check", "--json"], { cwd: box.ws, env: { ...box.env, PATH: noBwrap } });
     expect(JSON.parse(json.stdout)).toMatchObject({
       ok: true,
       problems: [{ code: "SANDBOX_UNAVAILABLE", severity: "warning" }],
@@ -38,7 +38,7 @@ describe("run_command where bubblewrap is missing", () => {
   });
 
   test("pod_check_says_nothing_of_the_sandbox_when_run_command_is_not_enabled", async () => {
-    const run = await runPod(["check"], { cwd: box.ws, env: { ...box.env, PATH: noBwrap } });
+    const run = await runPodInProcess(["check"], { cwd: box.ws, env: { ...box.env, PATH: noBwrap } });
     expect([run.code, run.stderr]).toEqual([0, ""]);
   });
 
@@ -62,8 +62,8 @@ describe("run_command where bubblewrap is missing", () => {
       XDG_STATE_HOME: join(box.home, "state"),
       ANTHROPIC_API_KEY: "sk-ant-test",
     };
-    expect((await runPod(["trust"], { cwd: box.ws, env })).code).toBe(0);
-    const run = await runPod(["run", "hello"], { cwd: box.ws, env });
+    expect((await runPodInProcess(["trust"], { cwd: box.ws, env })).code).toBe(0);
+    const run = await runPodInProcess(["run", "hello"], { cwd: box.ws, env });
     expect([run.code, run.stdout]).toEqual([0, "done\n"]);
     expect(run.stderr).toContain(
       `pod: warning: SANDBOX_UNAVAILABLE: bubblewrap (bwrap) is not installed; run_command is not offered (${HINT})\n`,

@@ -11,7 +11,7 @@ import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { findPgBinaries, freePort, PgServer } from "../../../segment-store-postgres/src/__fixtures__/pg-server.ts";
 import { type CountingProxy, startCountingProxy } from "../__fixtures__/http-proxy.ts";
-import { BIN, runPod, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
+import { BIN, runPod, runPodInProcess, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 const { box } = useSandbox();
@@ -56,7 +56,11 @@ async function workspace(
   return fakeProviderEnv(box);
 }
 
-const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env });
+const pod = (env: Record<string, string>, ...args: string[]): Promise<PodRun> =>
+  runPodInProcess(args, { cwd: box.ws, env });
+/** The bin as a new process: what one process leaves behind is all the next one has. */
+const podProcess = (env: Record<string, string>, ...args: string[]): Promise<PodRun> =>
+  runPod(args, { cwd: box.ws, env });
 
 async function promptText(env: Record<string, string>): Promise<string> {
   const run = await pod(env, "prompt", "--now", NOW);
@@ -140,7 +144,7 @@ describe("pod run", () => {
     const prompt = await promptText(env);
     expect((await pod(env, "run", "--now", NOW, "first")).code).toBe(0);
     await box.write(".insomnia/prompts/instruction.md", "A different instruction.\n");
-    const second = await pod(env, "run", "second");
+    const second = await podProcess(env, "run", "second");
     expect(second.code).toBe(0);
     expect(second.stderr).toMatch(/warning: SOURCES_CHANGED: /);
     expect(second.stderr).toContain("instruction.md");
@@ -750,7 +754,13 @@ describe("proxies", () => {
     const server = await serve(() => ({ text: "through the tunnel" }));
     const env = await workspace({ ...server, baseURL: await tlsFront(server) } as FakeProvider);
     const proxy = await countingProxy();
-    const run = await pod({ ...env, HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: TLS_CERT }, "run", "--new", "hi");
+    // A process: Node reads NODE_EXTRA_CA_CERTS as it starts.
+    const run = await podProcess(
+      { ...env, HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: TLS_CERT },
+      "run",
+      "--new",
+      "hi",
+    );
     expect([run.code, run.stdout]).toEqual([0, "through the tunnel\n"]);
     expect(proxy.seen).toEqual([expect.stringMatching(/^CONNECT localhost:\d+$/)]);
     expect(server.requests.map((r) => r.headers["x-api-key"])).toEqual(["sk-ant-test"]);

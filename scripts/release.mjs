@@ -45,4 +45,9 @@ if (pending.length > 0) {
 } else {
   console.error("release: no pending changesets; publishing the current versions.");
 }
-run(process.execPath, [changeset, "publish"]);
+// pnpm publishes every package whose version the registry does not have yet, in one process,
+// turning `workspace:^` into real ranges (pnpm.io/using-changesets). The checkout is not
+// committed between versioning and publishing, hence --no-git-checks (as `changeset publish`
+// passed it). `changeset tag` then tags each package's version in git, as `changeset publish` did.
+run("pnpm", ["publish", "--recursive", "--no-git-checks"]);
+run(process.execPath, [changeset, "tag"]);

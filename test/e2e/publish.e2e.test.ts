@@ -27,11 +27,17 @@ let work: string;
 let copy: string;
 let registry: LocalRegistry | undefined;
 
+/**
+ * This process's environment without NODE_PATH: pnpm's bin shim for Vitest sets it to the
+ * workspace's packages, and a consumer's process would find there what a package forgot to declare.
+ */
+const { NODE_PATH: _workspacePackages, ...hostEnv } = process.env;
+
 /** Runs a command, failing with its output when it exits non-zero. */
 function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): string {
   const result = spawnSync(command, args, {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env },
+    env: { ...hostEnv, ...options.env },
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -90,13 +96,21 @@ function getJson(url: string): Promise<{ status: number; body: unknown }> {
   });
 }
 
+/** How a consumer installs: npm, as most users do, or pnpm with each package seeing only its own dependencies. */
+type Installer = "npm" | "pnpm-isolated";
+
 /** A consumer project outside the workspace that takes @insomnia/* from the local registry. */
-function consumerProject(name: string): string {
+function consumerProject(name: string, installer: Installer): string {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }, null, 2));
   const token = readFileSync(registry!.userconfig, "utf8");
-  writeFileSync(join(dir, ".npmrc"), `@insomnia:registry=${registry!.url}\n${token}`);
+  // pnpm links each package's own dependencies beside it, in a store outside the project (a
+  // package's lookup would otherwise climb to the project's node_modules, which holds them all);
+  // hoist=false leaves out the shared folder it would fill with every package of the install.
+  const isolation =
+    installer === "pnpm-isolated" ? `virtual-store-dir=${join(work, `${name}-store`)}\nhoist=false\n` : "";
+  writeFileSync(join(dir, ".npmrc"), `@insomnia:registry=${registry!.url}\n${token}${isolation}`);
   return dir;
 }
 
@@ -106,7 +120,7 @@ function runAsync(command: string, args: string[], options: { cwd: string }): Pr
     execFile(
       command,
       args,
-      { cwd: options.cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+      { cwd: options.cwd, env: hostEnv, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`${command} ${args.join(" ")} failed (${error.code}):\n${stdout}\n${stderr}`));
         else resolve(stdout);
@@ -115,10 +129,6 @@ function runAsync(command: string, args: string[], options: { cwd: string }): Pr
   });
 }
 
-/** How many consumer installs run at once: they wait on the registry and the disk more than on a core. */
-const PARALLEL_INSTALLS = 4;
-let installsRunning = 0;
-const installQueue: (() => void)[] = [];
 const installs = new Map<string, Promise<string>>();
 
 /** The integrity of each @insomnia tarball this run published, as the registry serves it now. */
@@ -136,57 +146,77 @@ async function publishedIntegrities(): Promise<Map<string, string>> {
   return integrities;
 }
 
+/** Each @insomnia package in a consumer's lockfile (by its path there) with the integrity of the tarball installed. */
+function lockedInsomniaPackages(dir: string, installer: Installer): [path: string, name: string, integrity: string][] {
+  if (installer === "npm") {
+    const lock = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { integrity?: string }>;
+    };
+    return Object.entries(lock.packages).flatMap(([path, entry]) => {
+      const name = /(@insomnia\/[^/]+)$/.exec(path)?.[1];
+      return name === undefined ? [] : [[path, name, entry.integrity ?? ""]];
+    });
+  }
+  // pnpm-lock.yaml: `  '@insomnia/name@version':` then `    resolution: {integrity: …}`.
+  const lock = readFileSync(join(dir, "pnpm-lock.yaml"), "utf8");
+  return [...lock.matchAll(/^ {2}'(@insomnia\/[^@']+)@([^']+)':\n {4}resolution: \{integrity: ([^,}]+)/gm)].map(
+    ([, name, version, integrity]) => [`${name}@${version}`, name!, integrity!],
+  );
+}
+
 /** The @insomnia packages in a consumer's lockfile whose tarball is not the one this run published. */
-async function staleInsomniaPackages(dir: string): Promise<string[]> {
+async function staleInsomniaPackages(dir: string, installer: Installer, specs: string[]): Promise<string[]> {
   published ??= publishedIntegrities().catch((error: unknown) => {
     published = undefined; // asked again by the next install
     throw error;
   });
   const integrities = await published;
-  const lock = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")) as {
-    packages: Record<string, { integrity?: string }>;
-  };
-  return Object.entries(lock.packages).flatMap(([path, entry]) => {
-    const name = /(@insomnia\/[^/]+)$/.exec(path)?.[1];
-    if (name === undefined) return [];
+  const locked = lockedInsomniaPackages(dir, installer);
+  const missing = specs.filter((spec) => !locked.some(([, name]) => name === spec));
+  if (missing.length > 0) throw new Error(`${dir}: the lockfile does not list ${missing.join(", ")}`);
+  return locked.flatMap(([path, name, integrity]) => {
     const expected = integrities.get(name);
     if (expected === undefined) throw new Error(`${path} in ${dir} is not a package this run published`);
-    return entry.integrity === expected ? [] : [path];
+    return integrity === expected ? [] : [path];
   });
 }
 
-/** Installs `specs` into a new consumer project `name`; throws when npm fails or installs another run's @insomnia tarball. */
-async function installConsumer(name: string, specs: string[], freshness: string): Promise<string> {
+/** Installs `specs` into a new consumer project `name`; throws when the install fails or takes another run's @insomnia tarball. */
+async function installConsumer(
+  name: string,
+  specs: string[],
+  installer: Installer,
+  freshness: "prefer-offline" | "fresh",
+): Promise<string> {
   rmSync(join(work, name), { recursive: true, force: true });
-  const dir = consumerProject(name);
-  await runAsync("npm", ["install", freshness, "--no-audit", "--no-fund", "--loglevel=error", ...specs], { cwd: dir });
-  const stale = await staleInsomniaPackages(dir);
-  if (stale.length > 0) throw new Error(`${name}: npm installed another run's tarball for ${stale.join(", ")}`);
+  rmSync(join(work, `${name}-store`), { recursive: true, force: true });
+  const dir = consumerProject(name, installer);
+  const offline = freshness === "prefer-offline" ? ["--prefer-offline"] : [];
+  if (installer === "npm") {
+    const online = freshness === "fresh" ? ["--prefer-online"] : [];
+    await runAsync("npm", ["install", ...offline, ...online, "--no-audit", "--no-fund", "--loglevel=error", ...specs], {
+      cwd: dir,
+    });
+  } else {
+    await runAsync("pnpm", ["add", ...offline, "--reporter=silent", ...specs], { cwd: dir });
+  }
+  const stale = await staleInsomniaPackages(dir, installer, specs);
+  if (stale.length > 0)
+    throw new Error(`${name}: ${installer} installed another run's tarball for ${stale.join(", ")}`);
   return dir;
 }
 
-/** A consumer project with `specs` installed from the registry (started once, shared by the test that needs it). */
-function installed(name: string, specs: string[]): Promise<string> {
+/** A consumer project with `specs` installed from the registry (started once, shared by the tests that need it). */
+function installed(name: string, specs: string[], installer: Installer): Promise<string> {
   let install = installs.get(name);
   if (install === undefined) {
-    install = (async () => {
-      if (installsRunning >= PARALLEL_INSTALLS) await new Promise<void>((go) => installQueue.push(go));
-      installsRunning += 1;
-      try {
-        // Metadata npm has cached is used as it is, which saves asking the public registry again
-        // for every package of each of 19 installs. Cached metadata can be out of date (an
-        // earlier run's registry on the same port, a dependency released since): then the
-        // consumer is installed again from scratch with fresh metadata.
-        try {
-          return await installConsumer(name, specs, "--prefer-offline");
-        } catch {
-          return await installConsumer(name, specs, "--prefer-online");
-        }
-      } finally {
-        installsRunning -= 1;
-        installQueue.shift()?.();
-      }
-    })();
+    // Metadata the package manager has cached is used as it is, which saves asking the public
+    // registry again for every package. Cached metadata can be out of date (an earlier run's
+    // registry on the same port, a dependency released since): then the consumer is installed
+    // again from scratch with fresh metadata.
+    install = installConsumer(name, specs, installer, "prefer-offline").catch(() =>
+      installConsumer(name, specs, installer, "fresh"),
+    );
     // A failure is reported by the test that awaits it, not as an unhandled rejection.
     install.catch(() => undefined);
     installs.set(name, install);
@@ -195,7 +225,7 @@ function installed(name: string, specs: string[]): Promise<string> {
 }
 
 /** Every consumer of the tests below: each installs only what it names, from the registry. */
-const CONSUMERS: ReadonlyArray<readonly [string, string[]]> = [
+const CONSUMERS: ReadonlyArray<readonly [string, string[], Installer]> = [
   [
     "consumer-typescript",
     [
@@ -206,15 +236,18 @@ const CONSUMERS: ReadonlyArray<readonly [string, string[]]> = [
       "@insomnia/segment-store-postgres",
       "@insomnia/ai-sdk",
     ],
+    "npm",
   ],
-  ["consumer-template", ["@insomnia/template", "@insomnia/prompt-loader"]],
-  ...packages.map((name): readonly [string, string[]] => [`consumer-alone-${name}`, [`@insomnia/${name}`]]),
+  ["consumer-template", ["@insomnia/template", "@insomnia/prompt-loader"], "npm"],
+  // One install of every package where each one's code resolves only what it declares: what
+  // installing each alone would show, in one install instead of seventeen.
+  ["consumer-isolated", packages.map((name) => `@insomnia/${name}`), "pnpm-isolated"],
 ];
 
 function consumerInstalled(name: string): Promise<string> {
-  const specs = CONSUMERS.find(([consumerName]) => consumerName === name)?.[1];
-  if (specs === undefined) throw new Error(`no consumer named ${name}`);
-  return installed(name, specs);
+  const consumer = CONSUMERS.find(([consumerName]) => consumerName === name);
+  if (consumer === undefined) throw new Error(`no consumer named ${name}`);
+  return installed(name, consumer[1], consumer[2]);
 }
 
 beforeAll(async () => {
@@ -233,7 +266,7 @@ beforeAll(async () => {
       TURBO_CACHE_DIR: turboCacheDir(),
     },
   });
-  // The installs are independent: all start now, a few at a time, and each test awaits its own.
+  // The installs are independent: all start now, and each test awaits its own.
   for (const [name] of CONSUMERS) void consumerInstalled(name);
 });
 
@@ -259,20 +292,30 @@ describe("publishing to a private registry", () => {
     }
   });
 
-  test("every package installs alone and loads through import and through require() from CommonJS", async () => {
+  test("every package loads with only its own dependencies, through import and through require() from CommonJS", async () => {
+    const dir = await consumerInstalled("consumer-isolated");
+    // The install isolates: from a package's own directory, a package it does not declare is not found.
+    writeFileSync(
+      join(dir, "resolve.cjs"),
+      `const [from, id] = process.argv.slice(2);
+try { console.log(require("node:module").createRequire(from).resolve(id)); } catch (error) { console.log(error.code); }`,
+    );
+    const errors = realpathSync(join(dir, "node_modules", "@insomnia", "errors", "package.json"));
+    expect(run(process.execPath, ["resolve.cjs", errors, "@insomnia/scope"], { cwd: dir }).trim()).toBe(
+      "MODULE_NOT_FOUND",
+    );
     const loaded: Record<string, { esm: number; cjs: number }> = {};
     for (const name of packages) {
-      const dir = await consumerInstalled(`consumer-alone-${name}`);
       writeFileSync(
-        join(dir, "esm.mjs"),
+        join(dir, `${name}.mjs`),
         `const m = await import("@insomnia/${name}"); console.log(Object.keys(m).length);`,
       );
       writeFileSync(
-        join(dir, "cjs.cjs"),
+        join(dir, `${name}.cjs`),
         `const m = require("@insomnia/${name}"); console.log(Object.keys(m).length);`,
       );
-      const esm = Number(run(process.execPath, ["esm.mjs"], { cwd: dir }).trim());
-      const cjs = Number(run(process.execPath, ["cjs.cjs"], { cwd: dir }).trim());
+      const esm = Number(run(process.execPath, [`${name}.mjs`], { cwd: dir }).trim());
+      const cjs = Number(run(process.execPath, [`${name}.cjs`], { cwd: dir }).trim());
       loaded[name] = { esm, cjs };
       expect(esm, name).toBeGreaterThan(0);
       expect(cjs, name).toBe(esm);
@@ -444,8 +487,8 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     expect(Object.keys(installed.dependencies).sort()).toEqual(["@insomnia/prompt-loader", "@insomnia/template"]);
   });
 
-  test("the cli installs alone and runs pod prompt and pod check from node_modules/.bin", async () => {
-    const dir = await consumerInstalled("consumer-alone-cli");
+  test("the installed cli runs pod prompt and pod check from node_modules/.bin", async () => {
+    const dir = await consumerInstalled("consumer-isolated");
     const workspace = join(work, "workspace");
     mkdirSync(join(workspace, ".insomnia", "prompts"), { recursive: true });
     writeFileSync(join(workspace, ".insomnia", "pod.yaml"), 'worker:\n  instruction: "$workspace/main"\n');
@@ -474,7 +517,7 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
 
     const check = spawnSync(pod, ["check", "--cwd", workspace], {
       cwd: dir,
-      env: { ...process.env, ...env },
+      env: { ...hostEnv, ...env },
       encoding: "utf8",
     });
     expect(check.status).toBe(0);
@@ -482,7 +525,7 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     writeFileSync(join(workspace, ".insomnia", "prompts", "main.md"), "{{#if tools}}\nunclosed\n");
     const bad = spawnSync(pod, ["check", "--cwd", workspace], {
       cwd: dir,
-      env: { ...process.env, ...env },
+      env: { ...hostEnv, ...env },
       encoding: "utf8",
     });
     expect(bad.status).toBe(1);

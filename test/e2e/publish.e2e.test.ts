@@ -275,7 +275,8 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-describe("publishing to a private registry", () => {
+// Concurrent: while one test waits on its consumer's install or compiles, another runs.
+describe.concurrent("publishing to a private registry", () => {
   test("every package is published with real semver ranges for its workspace dependencies", async () => {
     for (const name of packages) {
       const response = await getJson(`${registry!.url}@insomnia%2f${name}`);
@@ -301,7 +302,7 @@ describe("publishing to a private registry", () => {
 try { console.log(require("node:module").createRequire(from).resolve(id)); } catch (error) { console.log(error.code); }`,
     );
     const errors = realpathSync(join(dir, "node_modules", "@insomnia", "errors", "package.json"));
-    expect(run(process.execPath, ["resolve.cjs", errors, "@insomnia/scope"], { cwd: dir }).trim()).toBe(
+    expect((await runAsync(process.execPath, ["resolve.cjs", errors, "@insomnia/scope"], { cwd: dir })).trim()).toBe(
       "MODULE_NOT_FOUND",
     );
     const loaded: Record<string, { esm: number; cjs: number }> = {};
@@ -314,8 +315,8 @@ try { console.log(require("node:module").createRequire(from).resolve(id)); } cat
         join(dir, `${name}.cjs`),
         `const m = require("@insomnia/${name}"); console.log(Object.keys(m).length);`,
       );
-      const esm = Number(run(process.execPath, [`${name}.mjs`], { cwd: dir }).trim());
-      const cjs = Number(run(process.execPath, [`${name}.cjs`], { cwd: dir }).trim());
+      const esm = Number((await runAsync(process.execPath, [`${name}.mjs`], { cwd: dir })).trim());
+      const cjs = Number((await runAsync(process.execPath, [`${name}.cjs`], { cwd: dir })).trim());
       loaded[name] = { esm, cjs };
       expect(esm, name).toBeGreaterThan(0);
       expect(cjs, name).toBe(esm);
@@ -389,12 +390,12 @@ void [storeOptions, open, status, aiSdkClient];
 `;
     writeFileSync(join(dir, "consumer.mts"), consumer);
     // One compile checks the types and writes what Node 20 runs: the same code as .mjs.
-    run(
+    await runAsync(
       process.execPath,
       [join(repoRoot, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json", "--outDir", "out"],
       { cwd: dir },
     );
-    const out = JSON.parse(run(process.execPath, [join("out", "consumer.mjs")], { cwd: dir })) as Record<
+    const out = JSON.parse(await runAsync(process.execPath, [join("out", "consumer.mjs")], { cwd: dir })) as Record<
       string,
       unknown
     >;
@@ -408,7 +409,7 @@ void [storeOptions, open, status, aiSdkClient];
       join(dir, "scope.cjs"),
       'const { Scope } = require("@insomnia/scope"); console.log(typeof Scope.fromConfig);',
     );
-    expect(run(process.execPath, ["scope.cjs"], { cwd: dir }).trim()).toBe("function");
+    expect((await runAsync(process.execPath, ["scope.cjs"], { cwd: dir })).trim()).toBe("function");
   });
 
   test("a change to one package bumps that package and its dependents, not the others", () => {

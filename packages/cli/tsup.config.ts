@@ -12,7 +12,8 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 /*
  * The `pod` bin is CommonJS bundles run through a V8 code cache
  * (src/compile-cache.ts): Node 20 caches no compiled code itself, and a CommonJS file loads
- * with less work than ES modules. The library entry (dist/index.js) stays plain ESM.
+ * with less work than ES modules. The library entry (dist/index.js) is
+ * plain ESM built by tsdown (tsdown.config.ts), like every other package.
  *
  * - dist/bin.cjs: the launcher (src/bin.ts); loads dist/pod.cjs through the cache.
  * - dist/pod.cjs (src/pod.ts): the CLI and our packages, inlined and tree-shaken. Commands are `import()`ed
@@ -192,9 +193,6 @@ async function writeBundleFiles(outDir: string): Promise<void> {
   );
 }
 
-/** The library entry, `import { main } from "@insomnia/cli"`: plain ESM on its dependencies. */
-export const libraryConfig: Options = { ...baseConfig, entry: ["src/index.ts"] };
-
 /** The `pod` bin (above), built into `outDir`. */
 export function binConfig(outDir: string): Options {
   return {
@@ -234,8 +232,6 @@ export function binConfig(outDir: string): Options {
   };
 }
 
-// Both builds write into dist/: neither cleans it (the build script empties it first).
-export default defineConfig([
-  { ...libraryConfig, clean: false },
-  { ...binConfig("dist"), clean: false },
-]);
+// The library entry (dist/index.js) is tsdown's, like every other package's (tsdown.config.ts):
+// both builds write into dist/ and neither cleans it (the build script empties it first).
+export default defineConfig({ ...binConfig("dist"), clean: false });

@@ -51,7 +51,9 @@ function underBash(
   args: readonly string[],
   options: { cwd: string; env: Record<string, string> },
 ): GroupLaunch {
-  const child = spawn(bash, ["-c", LAUNCH, "bash", command, ...args], {
+  // --norc: with its input on a socket (Node's pipes), bash would otherwise run ~/.bashrc as if
+  // started by sshd, and whatever that prints would go into the server's protocol stream.
+  const child = spawn(bash, ["--norc", "--noprofile", "-c", LAUNCH, "bash", command, ...args], {
     cwd: options.cwd,
     env: options.env,
     stdio: ["pipe", "pipe", "pipe", "pipe"],

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { McpError } from "./mcp-error.ts";
 import { McpServers } from "./mcp-servers.ts";
@@ -186,6 +189,19 @@ describe("startup", () => {
     expect(set.status().find((s) => s.name === "stuck")?.state).toBe("failed");
     await set.close();
     expect(await survivors(pidsIn(pids))).toEqual([]);
+  });
+
+  test("a_server_starts_without_running_the_users_shell_startup_file", async () => {
+    // bash reads ~/.bashrc when its input is a socket, as Node's pipes are, unless told not to.
+    const home = mkdtempSync(join(tmpdir(), "insomnia-mcp-home-"));
+    stops.push(() => rmSync(home, { recursive: true, force: true }));
+    writeFileSync(
+      join(home, ".bashrc"),
+      `echo "not a JSON-RPC message"\necho ran > ${JSON.stringify(join(home, "ran"))}\n`,
+    );
+    const set = servers([stdio("fx", {}, { HOME: home })]);
+    expect(await call(set, "mcp__fx__echo", { text: "hi" })).toBe("echo: hi");
+    expect(existsSync(join(home, "ran"))).toBe(false);
   });
 
   test("a_command_that_does_not_exist_is_a_warning", async () => {

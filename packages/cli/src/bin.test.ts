@@ -82,6 +82,14 @@ describe("wrong usage exits 2 without a stack", () => {
   }
 });
 
+describe("init", () => {
+  test("init_through_the_bin_writes_a_workspace_that_check_accepts", async () => {
+    expect((await pod("init")).code).toBe(0);
+    expect(await readFile(join(box.ws, ".insomnia", "pod.yaml"), "utf8")).toContain("worker:");
+    expect((await pod("check")).code).toBe(0);
+  });
+});
+
 describe("colour", () => {
   const broken = async () => box.write(".insomnia/pod.yaml", "worker:\n  instructions: x\n");
 

@@ -4,7 +4,7 @@ import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { findPgBinaries, PgServer } from "../../segment-store-postgres/src/__fixtures__/pg-server.ts";
-import { runPodInProcess, useSandbox } from "./__fixtures__/sandbox.ts";
+import { runPod, useSandbox } from "./__fixtures__/sandbox.ts";
 import type { PodRun } from "./__fixtures__/sandbox.ts";
 
 // The five findings of the workspace-trust review (issue 26), each through the built `pod`
@@ -67,8 +67,9 @@ const env = (): Record<string, string> => ({
   XDG_STATE_HOME: join(box.home, "state"),
   ANTHROPIC_API_KEY: API_KEY,
 });
-const pod = (e: Record<string, string>, ...args: string[]): Promise<PodRun> =>
-  runPodInProcess(args, { cwd: box.ws, env: e });
+// The bin as a process: the key and HOME are then in the process's own environment, where a
+// leak through a default of `process.env` would find them.
+const pod = (e: Record<string, string>, ...args: string[]): Promise<PodRun> => runPod(args, { cwd: box.ws, env: e });
 const elsewhere = (server: FakeProvider) => server.baseURL.replace("127.0.0.1", "0.0.0.0");
 const UNTRUSTED = (at: string, key: string) =>
   new RegExp(

@@ -17,13 +17,15 @@ export interface PodRun {
   stderr: string;
 }
 
-/** The built library (dist/index.js): its `main` is what the bin runs. */
+/** The built library (dist/index.js): the same `main` as the bin's bundle (dist/pod.cjs) runs, from the same sources. */
 const LIBRARY = new URL("../../dist/index.js", import.meta.url).href;
 
 /**
- * Runs the built CLI's `main` in this process, with exactly `env` (plus PATH) and `cwd`: the
- * code of a `pod` process without the cost of starting one. What only a process has (the bin,
- * signals, the exit, what Node reads as it starts) is tested with `runPod`.
+ * Runs the built library's `main` in this process, with exactly `env` (plus PATH) and `cwd`:
+ * what a command computes, without the cost of starting a process. Runs through the bin
+ * (`runPod`) test what only a process has: the bundle and its compile cache, signals and the
+ * exit, what Node reads as it starts, state that only a new process starts without (the
+ * secrets to hide, caches), and a leak through `process.env`, which here is not the run's.
  */
 export async function runPodInProcess(
   args: readonly string[],

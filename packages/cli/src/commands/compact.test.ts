@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { afterEach, describe, expect, test } from "vitest";
-import { runPodInProcess, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
+import { runPod, runPodInProcess, useSandbox, fakeProviderEnv } from "../__fixtures__/sandbox.ts";
 import type { PodRun } from "../__fixtures__/sandbox.ts";
 
 // Automatic compaction through the built `pod` against the fake provider: scripted usage figures
@@ -123,7 +123,7 @@ describe("automatic compaction through pod run", () => {
     expect(textsOf(next)).toEqual(["Summary of the conversation so far:\nSUMMARY: the user said one.", "two"]);
 
     // A new process restores the compacted segment: same prompt and tools, the summary, the turn.
-    const third = await pod(env, "run", "three");
+    const third = await runPod(["run", "three"], { cwd: box.ws, env });
     expect(third.code, third.stderr).toBe(0);
     const restored = server.requests[3];
     expect(JSON.stringify(body(restored).system)).toBe(JSON.stringify(body(first).system));
@@ -279,7 +279,7 @@ describe("automatic compaction through pod run", () => {
     expect(JSON.stringify(log.segments[0]!.messages)).toContain("the notes file");
 
     // Both compaction requests overflow: a coded error, and nothing lost.
-    const third = await pod(env, "run", "three");
+    const third = await runPod(["run", "three"], { cwd: box.ws, env });
     expect(third.code).toBe(1);
     expect(third.stderr).toContain("CONTEXT_OVERFLOW");
     expect((await pod(env, "log")).stdout).toContain("> three");

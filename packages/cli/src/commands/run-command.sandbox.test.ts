@@ -6,10 +6,11 @@ import { startFakeProvider } from "@insomnia/ai-sdk/testing";
 import type { FakeProvider, FakeReply, RecordedRequest } from "@insomnia/ai-sdk/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { processesWith } from "../../../sandbox/src/__fixtures__/escape-tree.ts";
-import { BIN, runPodInProcess, useSandbox } from "../__fixtures__/sandbox.ts";
+import { BIN, runPod, useSandbox } from "../__fixtures__/sandbox.ts";
 
-// The escape suite through `pod run`: the fake provider asks for run_command calls, the built
-// CLI runs them in bubblewrap, and everything is checked from outside the sandbox.
+// The escape suite through `pod run`: the fake provider asks for run_command calls, the real
+// bin runs them in bubblewrap (a process, so the key it was given is in its own environment),
+// and everything is checked from outside the sandbox.
 const { box } = useSandbox();
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -77,8 +78,8 @@ describe("run_command through pod run", () => {
     );
     const env = { ...box.env, XDG_STATE_HOME: join(box.home, "state"), ANTHROPIC_API_KEY: API_KEY };
     // Naming run_command widens what the pod may do: the user trusts this workspace first.
-    expect((await runPodInProcess(["trust"], { cwd: box.ws, env })).code).toBe(0);
-    const run = await runPodInProcess(["run", "work"], { cwd: box.ws, env });
+    expect((await runPod(["trust"], { cwd: box.ws, env })).code).toBe(0);
+    const run = await runPod(["run", "work"], { cwd: box.ws, env });
     expect([run.code, run.stdout]).toEqual([0, "done\n"]);
     // One request per model call: the command's curl never reached the provider.
     expect(server.requests).toHaveLength(replies.length);
@@ -141,7 +142,7 @@ describe("run_command through pod run", () => {
       box.xdg,
     );
     const env = { ...box.env, XDG_STATE_HOME: join(box.home, "state"), ANTHROPIC_API_KEY: API_KEY };
-    const run = await runPodInProcess(["run", "work"], { cwd: box.ws, env });
+    const run = await runPod(["run", "work"], { cwd: box.ws, env });
     expect(run.code).toBe(0);
     // The command's request reached the provider: it is recorded between the two model calls.
     expect(server.requests).toHaveLength(3);
@@ -164,7 +165,7 @@ const CAN_HIDE_CGROUPS =
 describe("run_command where a command's processes cannot be bounded", () => {
   test.runIf(CAN_HIDE_CGROUPS)("pod_check_warns_process_limit_unavailable_and_still_exits_0", async () => {
     await box.write(".insomnia/pod.yaml", "worker:\n  tools: [read_file, run_command]\n");
-    expect((await runPodInProcess(["trust"], { cwd: box.ws, env: box.env })).code).toBe(0);
+    expect((await runPod(["trust"], { cwd: box.ws, env: box.env })).code).toBe(0);
     const check = spawnSync(
       "unshare",
       ["-m", "sh", "-c", 'mount -t tmpfs none /sys/fs/cgroup && exec "$@"', "sh", process.execPath, BIN, "check"],

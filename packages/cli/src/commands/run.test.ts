@@ -556,7 +556,7 @@ describe("usage and the store", () => {
     const holder = await new FileSegmentStore(dir).lockPod();
     try {
       for (const args of [["run", "again"], ["run", "--new", "again"], ["resume"]]) {
-        const run = await pod(env, ...args);
+        const run = await podProcess(env, ...args);
         expect([args.join(" "), run.code]).toEqual([args.join(" "), 1]);
         expect(run.stderr).toMatch(/^pod: .*SEGMENT_LOCKED: .*only one process may write a pod/);
       }

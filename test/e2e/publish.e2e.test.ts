@@ -239,6 +239,7 @@ const CONSUMERS: ReadonlyArray<readonly [string, string[], Installer]> = [
     "npm",
   ],
   ["consumer-template", ["@insomnia/template", "@insomnia/prompt-loader"], "npm"],
+  ["consumer-cli", ["@insomnia/cli"], "npm"],
   // One install of every package where each one's code resolves only what it declares: what
   // installing each alone would show, in one install instead of seventeen.
   ["consumer-isolated", packages.map((name) => `@insomnia/${name}`), "pnpm-isolated"],
@@ -275,7 +276,7 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-// Concurrent: while one test waits on its consumer's install or compiles, another runs.
+// Concurrent: while a test awaits its consumer's install or a process it started, another runs.
 describe.concurrent("publishing to a private registry", () => {
   test("every package is published with real semver ranges for its workspace dependencies", async () => {
     for (const name of packages) {
@@ -488,8 +489,8 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     expect(Object.keys(installed.dependencies).sort()).toEqual(["@insomnia/prompt-loader", "@insomnia/template"]);
   });
 
-  test("the installed cli runs pod prompt and pod check from node_modules/.bin", async () => {
-    const dir = await consumerInstalled("consumer-isolated");
+  test("the cli installs alone with npm and runs pod prompt and pod check from node_modules/.bin", async () => {
+    const dir = await consumerInstalled("consumer-cli");
     const workspace = join(work, "workspace");
     mkdirSync(join(workspace, ".insomnia", "prompts"), { recursive: true });
     writeFileSync(join(workspace, ".insomnia", "pod.yaml"), 'worker:\n  instruction: "$workspace/main"\n');

@@ -8,7 +8,7 @@
 // Authentication comes from the usual npm config (`//host/:_authToken=...` in .npmrc or
 // NPM_CONFIG_USERCONFIG).
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
@@ -17,6 +17,13 @@ const registry = process.env.INSOMNIA_REGISTRY ?? process.env["npm_config_@insom
 if (!registry) {
   console.error(
     "release: no registry named. Set INSOMNIA_REGISTRY (e.g. INSOMNIA_REGISTRY=http://127.0.0.1:4873/ pnpm release).",
+  );
+  process.exit(2);
+}
+// pnpm publishes under the `latest` tag: changesets' pre-release mode would put a pre-release there.
+if (existsSync(new URL("../.changeset/pre.json", import.meta.url))) {
+  console.error(
+    "release: .changeset/pre.json is there (changesets' pre-release mode), which this script does not publish. Leave it with `pnpm changeset pre exit` first.",
   );
   process.exit(2);
 }
@@ -48,6 +55,8 @@ if (pending.length > 0) {
 // pnpm publishes every package whose version the registry does not have yet, in one process,
 // turning `workspace:^` into real ranges (pnpm.io/using-changesets). The checkout is not
 // committed between versioning and publishing, hence --no-git-checks (as `changeset publish`
-// passed it). `changeset tag` then tags each package's version in git, as `changeset publish` did.
+// passed it). `changeset tag` then tags each package's current version in git, keeping tags
+// that exist: after a publish that stopped partway, running this again publishes the rest and
+// tags them all.
 run("pnpm", ["publish", "--recursive", "--no-git-checks"]);
 run(process.execPath, [changeset, "tag"]);

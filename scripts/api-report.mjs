@@ -38,7 +38,13 @@ for (const name of names) {
       configObject: {
         projectFolder: dir,
         mainEntryPointFilePath: entry,
-        compiler: { overrideTsconfig: { compilerOptions: { strict: true, skipLibCheck: true, types: ["node"] } } },
+        // Only built declarations: the shared program is made from the first package's config.
+        compiler: {
+          overrideTsconfig: {
+            compilerOptions: { strict: true, skipLibCheck: true, types: ["node"] },
+            include: ["dist/**/*.d.ts"],
+          },
+        },
         apiReport: {
           enabled: true,
           reportFolder: join(dir, "api"),
@@ -53,7 +59,7 @@ for (const name of names) {
           extractorMessageReporting: {
             default: { logLevel: "none" },
           },
-          compilerMessageReporting: { default: { logLevel: "warning" } },
+          compilerMessageReporting: { default: { logLevel: "error" } },
           tsdocMessageReporting: { default: { logLevel: "none" } },
         },
       },

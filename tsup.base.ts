@@ -1,13 +1,13 @@
 import type { Options } from "tsup";
 
-/** Shared build settings: ESM only, declarations, Node 20. Packages spread this. */
+/**
+ * Shared tsup settings of what is not a library (the libraries build with tsdown): the `pod` bin
+ * and the example service. Each names its own entries; neither writes declarations.
+ */
 export const baseConfig = {
-  entry: ["src/index.ts"],
   format: ["esm"],
   platform: "node",
   target: "node20",
-  // Declarations only: `typecheck` (tsc over src and tests) is the type check, not done twice.
-  dts: { compilerOptions: { noCheck: true } },
   clean: true,
   sourcemap: false,
   splitting: true,

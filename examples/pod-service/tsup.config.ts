@@ -4,5 +4,4 @@ import { baseConfig } from "../../tsup.base.ts";
 export default defineConfig({
   ...baseConfig,
   entry: ["src/main.ts", "src/service.ts"],
-  dts: false,
 });

@@ -201,7 +201,6 @@ export function binConfig(outDir: string): Options {
     entry: { bin: "src/bin.ts", pod: "src/pod.ts", ...vendorEntries() },
     format: ["cjs"],
     outExtension: () => ({ js: ".cjs" }),
-    dts: false,
     splitting: false,
     // Everything is inlined but a database driver's optional native parts (never installed).
     noExternal: [/^(?!pg-native$|pg-cloudflare(?:$|\/))/],

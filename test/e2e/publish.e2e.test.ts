@@ -224,26 +224,32 @@ function installed(name: string, specs: string[], installer: Installer): Promise
   return install;
 }
 
+/** The packages the README's typed example imports: each one is also a dependency of the CLI. */
+const README_PACKAGES = [
+  "@insomnia/manifest",
+  "@insomnia/pod",
+  "@insomnia/worker",
+  "@insomnia/scope",
+  "@insomnia/segment-store-postgres",
+  "@insomnia/ai-sdk",
+];
+
 /** Every consumer of the tests below: each installs only what it names, from the registry. */
 const CONSUMERS: ReadonlyArray<readonly [string, string[], Installer]> = [
-  [
-    "consumer-typescript",
-    [
-      "@insomnia/manifest",
-      "@insomnia/pod",
-      "@insomnia/worker",
-      "@insomnia/scope",
-      "@insomnia/segment-store-postgres",
-      "@insomnia/ai-sdk",
-    ],
-    "npm",
-  ],
-  ["consumer-template", ["@insomnia/template", "@insomnia/prompt-loader"], "npm"],
-  ["consumer-cli", ["@insomnia/cli"], "npm"],
+  // The CLI with npm, as most users install it; the README's packages beside it add nothing to
+  // the tree, as the CLI depends on each of them (the cli test checks that).
+  ["consumer-npm", ["@insomnia/cli", ...README_PACKAGES], "npm"],
   // One install of every package where each one's code resolves only what it declares: what
   // installing each alone would show, in one install instead of seventeen.
   ["consumer-isolated", packages.map((name) => `@insomnia/${name}`), "pnpm-isolated"],
 ];
+
+/** What `id` resolves to from the installed package `from` of consumer `dir`, or the resolve error's code. */
+async function resolveFrom(dir: string, from: string, id: string): Promise<string> {
+  const script = `try { console.log(require("node:module").createRequire(process.argv[1]).resolve(process.argv[2])); } catch (error) { console.log(error.code); }`;
+  const manifest = realpathSync(join(dir, "node_modules", ...from.split("/"), "package.json"));
+  return (await runAsync(process.execPath, ["-e", script, manifest, id], { cwd: dir })).trim();
+}
 
 function consumerInstalled(name: string): Promise<string> {
   const consumer = CONSUMERS.find(([consumerName]) => consumerName === name);
@@ -297,15 +303,8 @@ describe.concurrent("publishing to a private registry", () => {
   test("every package loads with only its own dependencies, through import and through require() from CommonJS", async () => {
     const dir = await consumerInstalled("consumer-isolated");
     // The install isolates: from a package's own directory, a package it does not declare is not found.
-    writeFileSync(
-      join(dir, "resolve.cjs"),
-      `const [from, id] = process.argv.slice(2);
-try { console.log(require("node:module").createRequire(from).resolve(id)); } catch (error) { console.log(error.code); }`,
-    );
-    const errors = realpathSync(join(dir, "node_modules", "@insomnia", "errors", "package.json"));
-    expect((await runAsync(process.execPath, ["resolve.cjs", errors, "@insomnia/scope"], { cwd: dir })).trim()).toBe(
-      "MODULE_NOT_FOUND",
-    );
+    expect(await resolveFrom(dir, "@insomnia/errors", "@insomnia/scope")).toBe("MODULE_NOT_FOUND");
+    expect(await resolveFrom(dir, "@insomnia/scope", "@insomnia/errors")).toMatch(/errors[/\\]dist[/\\]index\.js$/);
     const loaded: Record<string, { esm: number; cjs: number }> = {};
     for (const name of packages) {
       writeFileSync(
@@ -328,7 +327,7 @@ try { console.log(require("node:module").createRequire(from).resolve(id)); } cat
   test("a strict TypeScript consumer compiles and runs the README's points from the installed packages", async () => {
     // With skipLibCheck false, every .d.ts these import must resolve its types: the packages
     // declare the type packages their declarations need (@types/pg, @types/json-schema).
-    const dir = await consumerInstalled("consumer-typescript");
+    const dir = await consumerInstalled("consumer-npm");
     writeFileSync(
       join(dir, "tsconfig.json"),
       JSON.stringify({
@@ -442,7 +441,8 @@ void [storeOptions, open, status, aiSdkClient];
   });
 
   test("template and prompt-loader alone render $insomnia/default from the installed tarball", async () => {
-    const dir = await consumerInstalled("consumer-template");
+    // The isolated install: template and prompt-loader each resolve only their own dependencies.
+    const dir = await consumerInstalled("consumer-isolated");
     writeFileSync(
       join(dir, "render.mjs"),
       `import { createRequire } from "node:module";
@@ -482,15 +482,19 @@ process.stdout.write(JSON.stringify({ prompt, sources: template.sources, handleb
     expect(out.prompt).toContain(
       "\n---\n## Working boundaries\n\nReadable:\n  - /srv/repo\nWritable:\n  - /srv/repo\n",
     );
-    // Only what was asked for (and its dependencies) is installed.
-    const installed = JSON.parse(run("npm", ["ls", "--json", "--all"], { cwd: dir })) as {
-      dependencies: Record<string, unknown>;
-    };
-    expect(Object.keys(installed.dependencies).sort()).toEqual(["@insomnia/prompt-loader", "@insomnia/template"]);
+    // Alone: from the template's own directory, a package it does not depend on is not found.
+    expect(await resolveFrom(dir, "@insomnia/template", "@insomnia/pod")).toBe("MODULE_NOT_FOUND");
   });
 
   test("the cli installs alone with npm and runs pod prompt and pod check from node_modules/.bin", async () => {
-    const dir = await consumerInstalled("consumer-cli");
+    const dir = await consumerInstalled("consumer-npm");
+    // Alone: the README's packages installed beside the CLI are all dependencies of it already.
+    const cliManifest = JSON.parse(
+      readFileSync(join(dir, "node_modules", "@insomnia", "cli", "package.json"), "utf8"),
+    ) as {
+      dependencies: Record<string, string>;
+    };
+    expect(README_PACKAGES.filter((name) => cliManifest.dependencies[name] === undefined)).toEqual([]);
     const workspace = join(work, "workspace");
     mkdirSync(join(workspace, ".insomnia", "prompts"), { recursive: true });
     writeFileSync(join(workspace, ".insomnia", "pod.yaml"), 'worker:\n  instruction: "$workspace/main"\n');

@@ -6,7 +6,7 @@ import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
-import { packageBundle } from "../../../test/support/package-bundle.ts";
+import { BUILT_PACKAGE } from "./__fixtures__/built-package.ts";
 import { Pod } from "./pod.ts";
 
 // Issue 27: "at most one process writes a pod, across all its segments". A library user that
@@ -15,8 +15,6 @@ import { Pod } from "./pod.ts";
 
 const run = promisify(execFile);
 const packageDir = join(import.meta.dirname, "..");
-// This package built from the current src, once per test run (vitest.config.ts global setup).
-const buildDir = packageBundle().dir;
 let dir: PodDir;
 
 beforeAll(async () => {
@@ -34,7 +32,7 @@ async function child(storeDir: string, message: string): Promise<ChildResult> {
     process.execPath,
     [
       join(packageDir, "src", "__fixtures__", "open-child.mjs"),
-      join(buildDir, "index.js"),
+      BUILT_PACKAGE,
       storeDir,
       JSON.stringify(dir.manifest),
       message,

@@ -7,14 +7,12 @@ import type { LlmResponse } from "@insomnia/worker";
 import { echoTool, ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
-import { packageBundle } from "../../../test/support/package-bundle.ts";
+import { BUILT_PACKAGE } from "./__fixtures__/built-package.ts";
 import { Pod } from "./pod.ts";
 import { FileSegmentStore } from "@insomnia/segment-store";
 
 const run = promisify(execFile);
 const packageDir = join(import.meta.dirname, "..");
-// This package built from the current src, once per test run (vitest.config.ts global setup).
-const buildDir = packageBundle().dir;
 let dir: PodDir;
 
 beforeAll(async () => {
@@ -61,12 +59,7 @@ test("system_prompt_is_byte_identical_across_turns_compactions_and_a_restore_in_
 
   const child = await run(
     process.execPath,
-    [
-      join(packageDir, "src", "__fixtures__", "restore-child.mjs"),
-      join(buildDir, "index.js"),
-      storeDir,
-      pod.segmentId!,
-    ],
+    [join(packageDir, "src", "__fixtures__", "restore-child.mjs"), BUILT_PACKAGE, storeDir, pod.segmentId!],
     { cwd: packageDir },
   );
   const second = JSON.parse(child.stdout) as {

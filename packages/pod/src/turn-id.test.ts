@@ -4,13 +4,11 @@ import { FileSegmentStore } from "@insomnia/segment-store";
 import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { packageBundle } from "../../../test/support/package-bundle.ts";
+import { BUILT_PACKAGE } from "./__fixtures__/built-package.ts";
 import { countingClock, makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
 import { Pod } from "./pod.ts";
 
 const packageDir = join(import.meta.dirname, "..");
-// This package built from the current src, once per test run (vitest.config.ts global setup).
-const buildDir = packageBundle().dir;
 let dir: PodDir;
 
 beforeAll(async () => {
@@ -26,13 +24,7 @@ function crashMidTurn(storeDir: string, segmentId: string, turnId: string): Prom
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [
-        join(packageDir, "src", "__fixtures__", "turn-child.mjs"),
-        join(buildDir, "index.js"),
-        storeDir,
-        segmentId,
-        turnId,
-      ],
+      [join(packageDir, "src", "__fixtures__", "turn-child.mjs"), BUILT_PACKAGE, storeDir, segmentId, turnId],
       { cwd: packageDir, stdio: ["ignore", "pipe", "inherit"] },
     );
     child.stdout.setEncoding("utf8").on("data", (text: string) => {

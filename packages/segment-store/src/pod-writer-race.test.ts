@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
-import { testBundle } from "./__fixtures__/build-bundle.ts";
+import { BUILT_PACKAGE_URL } from "./__fixtures__/built-package.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import type { SegmentRecord } from "./segment-record.ts";
 
@@ -69,7 +69,6 @@ class RaceChild {
   }
 }
 
-const bundle = testBundle();
 let root: string;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "insomnia-pod-race-"));
@@ -79,7 +78,7 @@ afterAll(async () => {
 });
 
 async function children(count: number): Promise<RaceChild[]> {
-  const made = Array.from({ length: count }, (_, i) => new RaceChild(bundle.url, `child-${i}`));
+  const made = Array.from({ length: count }, (_, i) => new RaceChild(BUILT_PACKAGE_URL, `child-${i}`));
   await Promise.all(made.map((child) => child.ready));
   return made;
 }

@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
-import { testBundle } from "./__fixtures__/build-bundle.ts";
+import { BUILT_PACKAGE_URL } from "./__fixtures__/built-package.ts";
 import { storeRejection } from "./__fixtures__/store-rejection.ts";
 import { contentId } from "./pod-writer-lock.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
@@ -75,14 +75,12 @@ describe("FileSegmentStore file modes (issue 26 item 5)", () => {
 });
 
 describe("FileSegmentStore debris of killed writers (issue 27 item 5)", () => {
-  const bundle = testBundle();
-
   it("repeated_kills_during_segment_creation_leave_nothing_the_next_writer_does_not_remove", {
     timeout: SLOW_TEST_TIMEOUT_MS,
   }, async () => {
     // Each child creates segments as fast as it can and is killed at some point in that loop.
     const script = `
-      const { FileSegmentStore } = await import(${JSON.stringify(bundle.url)});
+      const { FileSegmentStore } = await import(${JSON.stringify(BUILT_PACKAGE_URL)});
       const store = new FileSegmentStore(${JSON.stringify(dir)});
       const start = ${JSON.stringify(start)};
       let first = true;

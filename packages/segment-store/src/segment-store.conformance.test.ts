@@ -1,13 +1,11 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { testBundle } from "./__fixtures__/build-bundle.ts";
+import { BUILT_PACKAGE_URL } from "./__fixtures__/built-package.ts";
 import { encodeSegmentLine } from "./segment-codec.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
 import { MemorySegmentStore } from "./segment-memory-store.ts";
 import { describeSegmentStoreConformance } from "./testing/index.ts";
-
-const bundle = testBundle();
 
 /** Byte offsets just after each newline of a segment file. */
 function lineEnds(data: Buffer): number[] {
@@ -48,7 +46,7 @@ describeSegmentStoreConformance("FileSegmentStore conformance", async () => {
     },
     workerThread: {
       module: join(import.meta.dirname, "__fixtures__", "file-store-thread.mjs"),
-      args: { bundle: bundle.url, dir },
+      args: { bundle: BUILT_PACKAGE_URL, dir },
     },
   };
 });

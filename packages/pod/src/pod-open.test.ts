@@ -5,6 +5,7 @@ import { FileSegmentStore, MemorySegmentStore } from "@insomnia/segment-store";
 import { Worker } from "@insomnia/worker";
 import { ScriptedLlmClient } from "@insomnia/worker/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 import { makePodDir, type PodDir } from "./__fixtures__/pod-dir.ts";
 import { BUILT_PACKAGE } from "./__fixtures__/built-package.ts";
 import { Pod } from "./pod.ts";
@@ -45,7 +46,8 @@ async function child(storeDir: string, message: string): Promise<ChildResult> {
 
 describe("Pod.open", () => {
   test("two_processes_opening_one_new_pod_at_once_make_one_conversation_every_time", async () => {
-    const ROUNDS = process.env.INSOMNIA_DEEP_TESTS === "1" ? 100 : 20;
+    // Each round is two new processes; a decision outside the lock forked the pod by the second round in every try.
+    const ROUNDS = propertyRuns(5, 100);
     for (let round = 0; round < ROUNDS; round++) {
       const storeDir = join(dir.root, `race-${round}`);
       const results = await Promise.all([child(storeDir, "first"), child(storeDir, "second")]);

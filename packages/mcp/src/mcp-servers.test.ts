@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { McpError } from "./mcp-error.ts";
 import { McpServers } from "./mcp-servers.ts";
 import type { McpServersOptions } from "./mcp-servers.ts";
@@ -28,6 +28,17 @@ function servers(configs: McpServerConfig[], options: Partial<McpServersOptions>
   return set;
 }
 
+// The tests that only list the fixture's tools or make calls that leave it as it was share one
+// started server; the first of them to run starts it.
+let shared: McpServers | undefined;
+function sharedFx(): McpServers {
+  shared ??= new McpServers([stdio("fx")], { cwd: import.meta.dirname });
+  return shared;
+}
+afterAll(async () => {
+  await shared?.close();
+});
+
 async function call(set: McpServers, name: string, input: unknown = {}, signal?: AbortSignal): Promise<string> {
   const tool = (await set.start()).find((t) => t.name === name);
   if (tool === undefined) throw new Error(`no tool ${name}`);
@@ -48,7 +59,7 @@ async function failure(promise: Promise<unknown>): Promise<McpError> {
 
 describe("stdio servers", () => {
   test("tools_are_named_by_server_and_sorted", async () => {
-    const set = servers([stdio("fx")]);
+    const set = sharedFx();
     const names = (await set.start()).map((tool) => tool.name);
     expect(names).toEqual([...names].sort());
     expect(names).toContain("mcp__fx__echo");
@@ -59,7 +70,7 @@ describe("stdio servers", () => {
   });
 
   test("a_call_round_trips_and_a_reported_failure_is_an_error", async () => {
-    const set = servers([stdio("fx")]);
+    const set = sharedFx();
     expect(await call(set, "mcp__fx__echo", { text: "hi" })).toBe("echo: hi");
     const error = await failure(call(set, "mcp__fx__fail"));
     expect(error.code).toBe("TOOL_FAILED");
@@ -98,7 +109,7 @@ describe("stdio servers", () => {
   });
 
   test("an_image_result_becomes_an_image_part_and_an_unsupported_one_a_visible_note", async () => {
-    const set = servers([stdio("fx")]);
+    const set = sharedFx();
     const output = (await call(set, "mcp__fx__image")) as unknown as { content: string; images: unknown[] };
     expect(output.images).toEqual([
       { mediaType: "image/png", data: Buffer.from("not really a png").toString("base64") },
@@ -107,7 +118,7 @@ describe("stdio servers", () => {
   });
 
   test("a_10_mb_answer_is_capped_visibly", async () => {
-    const set = servers([stdio("fx")]);
+    const set = sharedFx();
     const text = await call(set, "mcp__fx__big");
     expect(Buffer.byteLength(text)).toBeLessThan(MAX_RESULT_BYTES + 200);
     expect(text).toMatch(/\n\[truncated: the tool returned 10000000 bytes of text; only the first 262144 are shown\]$/);
@@ -246,13 +257,11 @@ describe("streamable HTTP servers", () => {
 
 describe("frozen tool lists (restore)", () => {
   test("stored_definitions_are_offered_and_a_changed_server_warns", async () => {
-    const first = servers([stdio("fx")]);
-    const stored = (await first.start()).map(({ name, description, inputSchema }) => ({
+    const stored = (await sharedFx().start()).map(({ name, description, inputSchema }) => ({
       name,
       description,
       inputSchema,
     }));
-    await first.close();
 
     const restored = servers([stdio("fx", {}, { FIXTURE_VARIANT: "changed" })], { frozen: stored });
     const tools = await restored.start();

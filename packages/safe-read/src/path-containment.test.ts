@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 import { isSameOrInside, isStrictlyInside, pathSegments, segmentsWithin } from "./path-containment.ts";
 
 describe("path containment", () => {
@@ -46,7 +47,7 @@ describe("plain paths compared by text", () => {
         expect(isSameOrInside(dir, candidate, "linux")).toBe(segmentsWithin(c, d));
         expect(isStrictlyInside(dir, candidate, "linux")).toBe(c.length > d.length && segmentsWithin(c, d));
       }),
-      { numRuns: 2000, seed: 0x5afe },
+      { numRuns: propertyRuns(400, 2000), seed: 0x5afe },
     );
   });
 });

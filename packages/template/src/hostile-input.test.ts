@@ -27,8 +27,8 @@ await loadHandlebarsParser();
 // Handlebars would render; nothing may print, warn or reject unhandled.
 
 const SEED = 0x7e_3b1a7e;
-// Ten thousand in the deep run (INSOMNIA_DEEP_TESTS=1), five hundred by default.
-const RUNS = runs(500, 10_000);
+// Ten thousand in the deep run (INSOMNIA_DEEP_TESTS=1), two hundred by default.
+const RUNS = runs(200, 10_000);
 
 const CODES: ReadonlySet<SystemPromptErrorCode> = new Set<SystemPromptErrorCode>([
   "SYNTAX",

@@ -28,8 +28,8 @@ vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 // component at a time), so "readable" is checked against where the kernel would really read.
 
 const SEED = 0x5c0e_0001;
-const QUERY_RUNS = propertyRuns(1_000, 12_000);
-const CONFIG_RUNS = propertyRuns(200, 2_000);
+const QUERY_RUNS = propertyRuns(300, 12_000);
+const CONFIG_RUNS = propertyRuns(100, 2_000);
 
 const CODES: ReadonlySet<ScopeErrorCode> = new Set([
   "INVALID_BASE",

@@ -20,8 +20,8 @@ vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 // positioned warnings; nothing is read from outside a root, nothing hangs, prints or throws.
 
 const SEED = 0x5c11_0014;
-const TEXT_RUNS = Number(process.env.SKILLS_TEXT_RUNS ?? propertyRuns(400, 8_000));
-const TREE_RUNS = Number(process.env.SKILLS_TREE_RUNS ?? propertyRuns(100, 2_500));
+const TEXT_RUNS = Number(process.env.SKILLS_TEXT_RUNS ?? propertyRuns(200, 8_000));
+const TREE_RUNS = Number(process.env.SKILLS_TREE_RUNS ?? propertyRuns(50, 2_500));
 const SECRET = "TOPSECRET-5k1ll never in a catalog";
 
 const CODES: ReadonlySet<SkillsErrorCode> = new Set([

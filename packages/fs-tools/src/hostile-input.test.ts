@@ -22,7 +22,7 @@ vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 // canary no output may contain, and every such directory a marker file no listing may show.
 
 /** FS_TOOLS_HOSTILE_CALLS runs a smaller suite while debugging; the default is the promise. */
-const CALLS = Number(process.env["FS_TOOLS_HOSTILE_CALLS"] ?? propertyRuns(5_000, 100_000));
+const CALLS = Number(process.env["FS_TOOLS_HOSTILE_CALLS"] ?? propertyRuns(2_000, 100_000));
 const STREAMS = 4;
 const CANARY = "CANARY-7f3a";
 /** A file name in every unreadable directory; no generated path uses it, so a listing that shows it leaked. */

@@ -32,7 +32,7 @@ vi.setConfig({ testTimeout: SLOW_TEST_TIMEOUT_MS });
 // raw errors; they are fixed and pinned by named tests in worker.test.ts.
 
 const SEED = 0x30_2ce7;
-const RUNS = propertyRuns(300, 6_000);
+const RUNS = propertyRuns(150, 6_000);
 
 const CODES: ReadonlySet<WorkerErrorCode> = new Set<WorkerErrorCode>([
   "NO_SYSTEM_PROMPT",

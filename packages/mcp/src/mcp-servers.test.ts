@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, describe, expect, inject, test } from "vitest";
 import { McpError } from "./mcp-error.ts";
 import { McpServers } from "./mcp-servers.ts";
 import type { McpServersOptions } from "./mcp-servers.ts";
@@ -16,9 +16,12 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) stop();
 });
 
+/** FIXTURES.stdio bundled with the SDK by the global setup: the same server, quicker to start. */
+const STDIO_SERVER = inject("mcpStdioFixture");
+
 // A generous startup timeout: a loaded CI machine can take seconds to load the SDK in a fixture.
 function stdio(name: string, extra: Partial<McpServerConfig> = {}, env: Record<string, string> = {}): McpServerConfig {
-  const transport = { type: "stdio", command: process.execPath, args: [FIXTURES.stdio], env } as const;
+  const transport = { type: "stdio", command: process.execPath, args: [STDIO_SERVER], env } as const;
   return { name, transport, startupTimeoutMs: 60_000, ...extra };
 }
 

@@ -1,7 +1,6 @@
 import { join } from "node:path";
-import { expect, test } from "vitest";
+import { expect, inject, test } from "vitest";
 import { runReadmeExample, sourceSpecifier } from "../../../test/support/readme-example.ts";
-import { FIXTURES } from "./__fixtures__/servers.ts";
 
 test("readme_example_lists_and_calls_a_server_tool", async () => {
   const packageDir = join(import.meta.dirname, "..");
@@ -10,7 +9,8 @@ test("readme_example_lists_and_calls_a_server_tool", async () => {
     [
       ['"@insomnia/mcp"', sourceSpecifier(join(import.meta.dirname, "index.ts"))],
       ['command: "node"', `command: ${JSON.stringify(process.execPath)}`],
-      ['["server.mjs"]', JSON.stringify([FIXTURES.stdio])],
+      // The stdio fixture server, bundled with the SDK by the global setup.
+      ['["server.mjs"]', JSON.stringify([inject("mcpStdioFixture")])],
     ],
     join(packageDir, "node_modules"),
   );

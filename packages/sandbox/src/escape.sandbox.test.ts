@@ -21,7 +21,7 @@ const SECRET_ENV = {
 };
 
 /** The process bound of the fork-bomb test: small, so the bomb is quick and light on the machine. */
-// The quick run's smaller bound is reached as quickly, so the bomb still pushes against it for most of its shorter timeout.
+// A smaller bound is reached sooner, so within the quick run's shorter timeout the bomb still spends most of its time against it.
 const BOMB_BOUND = DEEP_TESTS ? 200 : 64;
 const BOMB_TIMEOUT_MS = DEEP_TESTS ? 2000 : 1000;
 // Decided before the tests are collected; the none case is a pod check warning, tested elsewhere.

@@ -14,7 +14,7 @@ import { DEEP_TESTS } from "../../../test/support/property-runs.ts";
 // The bound a pod run by a user other than root gets (RLIMIT_NPROC in the sandbox's user
 // namespace), tested for real where this suite runs as root: bwrap is started through a
 // wrapper that drops to `nobody` first, as if that user had started pod.
-// The quick run's smaller bound is reached as quickly, so the bomb still pushes against it for most of its shorter timeout.
+// A smaller bound is reached sooner, so within the quick run's shorter timeout the bomb still spends most of its time against it.
 const BOUND = DEEP_TESTS ? 150 : 64;
 const TIMEOUT_MS = DEEP_TESTS ? 2000 : 1000;
 const NOBODY = 65534;

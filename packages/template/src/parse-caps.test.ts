@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makePromptDirs, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
-import { runs } from "./__fixtures__/test-runs.ts";
+import { DEEP_TESTS, runs } from "./__fixtures__/test-runs.ts";
 import { checkTemplateProblems } from "./check-template.ts";
 import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { countLeafStatements } from "./pre-parse-scan.ts";
@@ -115,8 +115,9 @@ describe("issue 27: caps are enforced as the work is done", () => {
       fc.property(fc.array(fc.constantFrom(...leafAtoms), { minLength: 1, maxLength: 10 }), (atoms) =>
         compare(atoms.join("")),
       ),
-      // About one random leaf in fourteen parses cleanly: 1,500 runs compare about 100, so the floor below always holds.
-      { numRuns: runs(1500, 5000) },
+      // About one random leaf in fourteen parses cleanly: the quick run's 500 from a fixed seed compare 47, the
+      // deep run's 5,000 random ones about 350, so the floor below always holds.
+      { numRuns: runs(500, 5000), ...(DEEP_TESTS ? {} : { seed: 0x27c0 }) },
     );
     expect(compared).toBeGreaterThan(20);
   });

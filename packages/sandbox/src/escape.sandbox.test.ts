@@ -20,8 +20,10 @@ const SECRET_ENV = {
   GITHUB_TOKEN: `ghp_${randomUUID()}`,
 };
 
-/** The process bound of the fork-bomb test: small, so the bomb is quick and light on the machine. */
-// A smaller bound is reached sooner, so within the quick run's shorter timeout the bomb still spends most of its time against it.
+/**
+ * The process bound of the fork-bomb test: small, so the bomb is quick and light on the machine;
+ * smaller on the quick run, whose shorter timeout the bomb still spends mostly against the bound.
+ */
 const BOMB_BOUND = DEEP_TESTS ? 200 : 64;
 const BOMB_TIMEOUT_MS = DEEP_TESTS ? 2000 : 1000;
 // Decided before the tests are collected; the none case is a pod check warning, tested elsewhere.

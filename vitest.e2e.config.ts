@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-/** End-to-end checks that need a real registry; `pnpm check:e2e`, which `pnpm test` runs beside the other checks. */
+/** End-to-end checks that need a real registry; run by `pnpm test:e2e` after the unit tests. */
 export default defineConfig({
   test: {
     include: ["test/e2e/**/*.e2e.test.ts"],

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { checkTemplate } from "./check-template.ts";
 import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { SystemPromptError, type SystemPromptErrorCode } from "./system-prompt-error.ts";
-import { runs } from "./__fixtures__/test-runs.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
 await loadHandlebarsParser();
@@ -316,7 +316,7 @@ describe("checkTemplate", () => {
           });
         },
       ),
-      { numRuns: runs(60, 300) },
+      { numRuns: propertyRuns(60, 300) },
     );
   });
 });

@@ -10,7 +10,7 @@ import type { HbsProgram, HbsStatement } from "./handlebars-ast.ts";
 import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { SystemPromptError, SystemPromptTemplate, type RenderContext, type TemplateLoader } from "./index.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
-import { runs } from "./__fixtures__/test-runs.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
 await loadHandlebarsParser();
@@ -276,7 +276,7 @@ async function ourRender(text: string, ctx: RenderContext): Promise<string | Sys
 }
 
 /** Templates compared with Handlebars: 2,000 in the deep run (INSOMNIA_DEEP_TESTS=1). */
-const RUNS = runs(100, 2000);
+const RUNS = propertyRuns(100, 2000);
 
 describe("compileRenderer", () => {
   it("renders_every_checked_template_exactly_as_handlebars_does", async () => {

@@ -6,7 +6,7 @@ import type { HbsProgram } from "./handlebars-ast.ts";
 import { lexTokens, type Token } from "./handlebars-lexer.ts";
 import { loadHandlebarsParser, parseTemplateText, parseTokens } from "./handlebars-parser.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
-import { runs } from "./__fixtures__/test-runs.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 // The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
 await loadHandlebarsParser();
@@ -68,7 +68,7 @@ describe("handlebars-parser", () => {
         const ours = outcome(() => locs(parseTemplateText(text)));
         expect(ours).toBe(outcome(() => locs(Main.parse(spaced))));
       }),
-      { numRuns: runs(300, 2000), examples: [[SEPARATOR_BEFORE_A_MISMATCH]] },
+      { numRuns: propertyRuns(300, 2000), examples: [[SEPARATOR_BEFORE_A_MISMATCH]] },
     );
   });
 

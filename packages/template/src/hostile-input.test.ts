@@ -14,7 +14,7 @@ import {
   type SystemPromptErrorCode,
 } from "./index.ts";
 import { guarded } from "../../../test/support/output-guard.ts";
-import { runs } from "./__fixtures__/test-runs.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 import { loadHandlebarsParser } from "./handlebars-parser.ts";
 
 // The parsing functions used here need Handlebars' parser loaded, as SystemPromptTemplate.parse does.
@@ -28,7 +28,7 @@ await loadHandlebarsParser();
 
 const SEED = 0x7e_3b1a7e;
 // Ten thousand in the deep run (INSOMNIA_DEEP_TESTS=1), two hundred by default.
-const RUNS = runs(200, 10_000);
+const RUNS = propertyRuns(200, 10_000);
 
 const CODES: ReadonlySet<SystemPromptErrorCode> = new Set<SystemPromptErrorCode>([
   "SYNTAX",

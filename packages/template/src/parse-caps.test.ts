@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makePromptDirs, type PromptDirs } from "./__fixtures__/prompt-dirs.ts";
 import { TEMPLATE_ATOMS } from "./__fixtures__/template-atoms.ts";
-import { DEEP_TESTS, runs } from "./__fixtures__/test-runs.ts";
+import { DEEP_TESTS, propertyRuns } from "../../../test/support/property-runs.ts";
 import { checkTemplateProblems } from "./check-template.ts";
 import { loadHandlebarsParser, parseTemplateText } from "./handlebars-parser.ts";
 import { countLeafStatements } from "./pre-parse-scan.ts";
@@ -117,7 +117,7 @@ describe("issue 27: caps are enforced as the work is done", () => {
       ),
       // About one random leaf in fourteen parses cleanly: the quick run's 500 from a fixed seed compare 47, the
       // deep run's 5,000 random ones about 350, so the floor below always holds.
-      { numRuns: runs(500, 5000), ...(DEEP_TESTS ? {} : { seed: 0x27c0 }) },
+      { numRuns: propertyRuns(500, 5000), ...(DEEP_TESTS ? {} : { seed: 0x27c0 }) },
     );
     expect(compared).toBeGreaterThan(20);
   });
@@ -275,7 +275,7 @@ describe("issue 27: no input leaves a garbled message", () => {
           expect(await outcomeOf(text.replaceAll("\n", newline))).toBe(await outcomeOf(text));
         },
       ),
-      { numRuns: runs(200, 3000) },
+      { numRuns: propertyRuns(200, 3000) },
     );
   });
 });

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { formatSkillsSection, MIN_SHORTENED_DESCRIPTION, oneLine, SKILLS_INTRO } from "./skills-section.ts";
 import { assembleSystemPrompt } from "./trailing-section.ts";
-import { runs } from "./__fixtures__/test-runs.ts";
+import { propertyRuns } from "../../../test/support/property-runs.ts";
 
 const skill = (name: string, description = `Does ${name}.`) => ({ name, description, file: `/s/${name}/SKILL.md` });
 const chars = (text: string) => Array.from(text).length;
@@ -110,7 +110,7 @@ describe("formatSkillsSection", () => {
       fc.property(fc.oneof(fc.string({ unit, maxLength: 12 }), fc.string({ maxLength: 12 })), (text) => {
         expect(oneLine(text)).toBe(fold(text));
       }),
-      { numRuns: runs(1000, 5000) },
+      { numRuns: propertyRuns(1000, 5000) },
     );
     expect(oneLine("Does a thing, well.")).toBe("Does a thing, well.");
     expect(oneLine(" a  b\u00a0c ")).toBe("a b c");

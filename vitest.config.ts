@@ -13,9 +13,9 @@ delete process.env.NODE_EXTRA_CA_CERTS;
  */
 export default defineConfig({
   test: {
-    // Vitest's default leaves one core free (1 worker on a 2-core machine); the CLI and store
-    // tests spend much of their time waiting on the processes they start.
-    maxWorkers: availableParallelism(),
+    // One worker more than cores: the CLI and store tests spend much of their time waiting on
+    // the processes they start, and the extra worker runs tests meanwhile (bench/RESULTS.md).
+    maxWorkers: availableParallelism() + 1,
     projects: [
       "packages/*/vitest.config.ts",
       "examples/*/vitest.config.ts",

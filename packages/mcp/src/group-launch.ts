@@ -16,7 +16,7 @@ export interface GroupLaunch {
 // bash puts a background job in a process group of its own with `set -m`, also without a
 // terminal, inside the caller's session. A new session (Node's `detached`) is a new scheduler
 // autogroup on Linux, and each round trip to the server then waited longer on a loaded machine
-// (bench/mcp.mjs: 1.84x the SDK's callTool against 1.20x). bash stays as the server's guard:
+// (bench/RESULTS.md, "Figures moved out of code comments"). bash stays as the server's guard:
 // it ignores the signals a terminal or a supervisor sends to `pod`'s group, writes the group
 // id on descriptor 3 and reads it until end of input, which comes when `pod` ends it or is
 // gone (killed by SIGKILL included: the kernel closes it); then it kills the whole group.

@@ -27,24 +27,23 @@ export interface Migration {
  *   with its segment by one statement, so every record's segment exists; a foreign key to
  *   `segments` would cost every append a second check for nothing.) `record_id` is made by
  *   the client before it sends an append, so an append whose commit was lost in transit can
- *   be recognized at its sequence number after reconnecting (no index of its own: the key finds it). `body` is the record's JSON text, kept verbatim (`json`,
- *   not `jsonb`, which would reorder keys).
+ *   be recognized at its sequence number after reconnecting (no index of its own: the key
+ *   finds it). `body` is the record's JSON text, kept verbatim (`json`, not `jsonb`, which
+ *   would reorder keys).
  * - `append_record` (version 2): the append as a PL/pgSQL procedure, so that an append is one
  *   short statement (`CALL append_record($1, …)`) whose insert is planned once per database
- *   connection instead of parsed, analysed and planned on every append (that was about 40% of
- *   the server's work per append), and which answers with no result row (the client's work
- *   per append drops to that of a plain `INSERT`). Its body is the version-1 append: the record
- *   goes in only while the writer's token holds the segment, and `FOR KEY SHARE` keeps the
- *   segment row so until commit (a takeover's `FOR UPDATE` waits); when the token no longer
+ *   connection instead of parsed, analysed and planned on every append, and which answers with
+ *   no result row, so the client's work per append is that of a plain `INSERT`. Its body is
+ *   the version-1 append: the record goes in only while the writer's token holds the segment,
+ *   and `FOR KEY SHARE` keeps the segment row so until commit (a takeover's `FOR UPDATE` waits); when the token no longer
  *   holds it, it raises SQLSTATE `IN001` ({@link NOT_HELD_STATE}) and nothing is written. The
  *   key and the `prev_seq` foreign key still refuse anything but the next record, for any
  *   insert, through the procedure or not. The plan cache is the server's own, invisible to
  *   the session: nothing is prepared by name and no session state is set, so it works through
- *   a transaction-mode pooler. Its values are always parameters: sent as SQL literals (one
- *   simple-protocol Query instead of an unnamed statement's five messages) an append measured
- *   about 4% less CPU, but every refused append (a fenced writer, a duplicate) would then write
- *   the whole record into the server's log (`log_min_error_statement`), and every running one
- *   shows it in `pg_stat_activity`; a conversation is not for those.
+ *   a transaction-mode pooler. Its values are always parameters, never SQL literals: a refused
+ *   append (a fenced writer, a duplicate) would then write the whole record into the server's
+ *   log (`log_min_error_statement`), and every running one would show it in `pg_stat_activity`;
+ *   a conversation is not for those.
  * - `pod_writers` (version 4): the pod's writer lease, one row per pod that ever had a writer:
  *   at most one process writes a pod, across all of its segments. A store takes it (under the
  *   pod's advisory transaction lock) when it is free or has run out, and in the same
@@ -57,23 +56,14 @@ export interface Migration {
  *   `append_record` (its own segment row, its own token, `FOR KEY SHARE` until commit); records
  *   whose token no longer holds their segment are left out; it returns the 1-based positions of
  *   those it stored (a function, for that answer; an answer the client cannot read is never
- *   taken to mean "stored": each writer then looks its record up by id). The bodies come as one JSON array of the records' text:
- *   `json_array_elements` of a `json` value gives each element's text as it is. Measured with
- *   100 pods on a pool of 10: 0.68x the appends/s of plain `INSERT`s one by one before, 2.4x–3.8x with it (runs on a shared 2-core machine).
+ *   taken to mean "stored": each writer then looks its record up by id). The bodies come as
+ *   one JSON array of the records' text: `json_array_elements` of a `json` value gives each
+ *   element's text as it is.
  *
- * Why the gap check is a foreign key (measured for issue 13, 100 appends at once on a pool of
- * 10, server CPU per append against a plain `INSERT` of the same JSON): the key's check costs
- * about 0.2x of that (it looks the previous record up and locks it `FOR KEY SHARE`, a WAL
- * record), the segment row's lock and the token check about 0.15x. A PL/pgSQL trigger that
- * reads the previous key without locking it (safe only if records are never deleted nor their
- * keys changed) costs as much or more: `BEFORE INSERT` 1.39-1.49x in all against the foreign
- * key's 1.43-1.45x, a constraint trigger `AFTER INSERT` 1.48x; under `EXPLAIN ANALYZE` the
- * check itself takes 28-32 µs as the foreign key, 35-40 µs as a `BEFORE` trigger, 48 µs as an
- * `AFTER` one, 40 µs as a statement trigger over a transition table. A trigger that also did
- * the token check (the insert carrying the token) cost 1.45-1.48x. Taking the fence as a
- * transaction advisory lock instead of the row lock saved nothing measurable. No constraint
- * that only looks for a conflicting row (a key, an exclusion constraint) can see that a row is
- * missing, so a lookup per insert is the floor, and the foreign key's is the cheapest one.
+ * The gap check is a foreign key: no constraint that only looks for a conflicting row (a key,
+ * an exclusion constraint) can see that a row is missing, so a lookup per insert is the floor,
+ * and the foreign key's was the cheapest one measured (bench/RESULTS.md, "Figures moved out
+ * of code comments").
  */
 export const MIGRATIONS: readonly Migration[] = [
   {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cp, readFile, writeFile } from "node:fs/promises";
-import { builtinModules, createRequire } from "node:module";
+import { createRequire, isBuiltin } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig, type Options } from "tsup";
@@ -106,16 +106,11 @@ function vendorEntries(): Record<string, string> {
   );
 }
 
-const BUILTINS = new Set(builtinModules);
-const requireHere = createRequire(import.meta.url);
-
 /**
- * The CommonJS module an ES module's import of `specifier` resolves to: an object builtin is
- * re-exported as an object inheriting from it, because esbuild's `__toESM` would otherwise copy
- * all its properties once per importing module (cost: bench/RESULTS.md, issue 15 step 3); an
- * `onFirstUse` vendor as an object inheriting from a proxy that requires its file on first use.
+ * The CommonJS module an ES module's import of `specifier` resolves to: the module itself, or
+ * for an `onFirstUse` vendor an object inheriting from a proxy that requires its file on first use.
  */
-function lazyRequireModule(specifier: string, builtin: boolean): string {
+function lazyRequireModule(specifier: string): string {
   const required = `require(${JSON.stringify(specifier)})`;
   const vendor = VENDORS.find((each) => `./vendor/${each.name}.cjs` === specifier);
   if (vendor?.onFirstUse === true) {
@@ -123,10 +118,8 @@ function lazyRequireModule(specifier: string, builtin: boolean): string {
     const load = `let loaded; const load = () => (loaded ??= ${required});`;
     return `${load}\nmodule.exports = { __proto__: new Proxy({}, { get: (_, key) => load()[key] }) };`;
   }
-  const object = builtin && typeof requireHere(specifier) === "object";
-  return object ? `module.exports = { __proto__: ${required} };` : `module.exports = ${required};`;
+  return `module.exports = ${required};`;
 }
-const isBuiltin = (specifier: string): boolean => specifier.startsWith("node:") || BUILTINS.has(specifier);
 
 /**
  * Our code's imports of a vendor become `require("./vendor/<name>.cjs")`, and every import of a
@@ -158,7 +151,7 @@ function vendorFiles(): Plugin {
         return vendor === undefined ? undefined : { path: vendor, external: true };
       });
       build.onLoad({ filter: /.*/, namespace: "insomnia-lazy-require" }, (args) => ({
-        contents: lazyRequireModule(args.path, !args.path.startsWith("./vendor/")),
+        contents: lazyRequireModule(args.path),
         loader: "js",
         resolveDir: HERE,
       }));

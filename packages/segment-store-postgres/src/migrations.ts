@@ -35,8 +35,9 @@ export interface Migration {
  *   connection instead of parsed, analysed and planned on every append, and which answers with
  *   no result row, so the client's work per append is that of a plain `INSERT`. Its body is
  *   the version-1 append: the record goes in only while the writer's token holds the segment,
- *   and `FOR KEY SHARE` keeps the segment row so until commit (a takeover's `FOR UPDATE` waits); when the token no longer
- *   holds it, it raises SQLSTATE `IN001` ({@link NOT_HELD_STATE}) and nothing is written. The
+ *   and `FOR KEY SHARE` keeps the segment row so until commit (a takeover's `FOR UPDATE`
+ *   waits); when the token no longer holds it, it raises SQLSTATE `IN001`
+ *   ({@link NOT_HELD_STATE}) and nothing is written. The
  *   key and the `prev_seq` foreign key still refuse anything but the next record, for any
  *   insert, through the procedure or not. The plan cache is the server's own, invisible to
  *   the session: nothing is prepared by name and no session state is set, so it works through

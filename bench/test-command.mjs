@@ -58,21 +58,31 @@ const median = (values) => {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
-const minutes = (seconds) => `${Math.floor(seconds / 60)} m ${Math.round(seconds % 60)} s`;
+const minutes = (seconds) => `${Math.floor(Math.round(seconds) / 60)} m ${Math.round(seconds) % 60} s`;
 
-const runs = { [reference]: [], [candidate]: [] };
+// Keyed by position, so that one commit against itself measures the machine's noise.
+const commits = [reference, candidate];
+const runs = [[], []];
 for (let round = 1; round <= Number(rounds); round++) {
-  for (const commit of [reference, candidate]) {
+  for (const [side, commit] of commits.entries()) {
     const run = await timeRun(commit);
-    runs[commit].push(run);
+    runs[side].push(run);
     const outcome = run.code === 0 ? "passed" : `FAILED (exit ${run.code}), log ${run.log}`;
     console.log(`${commit}  ${minutes(run.wall)}  ${Math.round(run.cpu)} CPU-s  ${outcome}`);
   }
 }
-const wall = (commit) => median(runs[commit].map((run) => run.wall));
-const cpu = (commit) => median(runs[commit].map((run) => run.cpu));
+// A failed run's time says nothing about the commit's speed: the medians are of passed runs only.
+const passed = (side) => runs[side].filter((run) => run.code === 0);
+const unmeasured = commits.filter((_, side) => passed(side).length === 0);
+if (unmeasured.length > 0) {
+  console.log(`no passed run of ${unmeasured.join(" and ")}: no medians to compare`);
+  process.exit(1);
+}
+const wall = (side) => median(passed(side).map((run) => run.wall));
+const cpu = (side) => median(passed(side).map((run) => run.cpu));
+const summary = (side) =>
+  `${commits[side]} ${minutes(wall(side))} (${passed(side).length} of ${runs[side].length} passed)`;
 console.log(
-  `median: ${reference} ${minutes(wall(reference))}, ${candidate} ${minutes(wall(candidate))}; ` +
-    `${candidate}/${reference}: wall ${(wall(candidate) / wall(reference)).toFixed(2)}x, ` +
-    `CPU ${(cpu(candidate) / cpu(reference)).toFixed(2)}x`,
+  `median of passed runs: ${summary(0)}, ${summary(1)}; ${candidate}/${reference}: ` +
+    `wall ${(wall(1) / wall(0)).toFixed(2)}x, CPU ${(cpu(1) / cpu(0)).toFixed(2)}x`,
 );

@@ -37,14 +37,13 @@ export interface Migration {
  *   the version-1 append: the record goes in only while the writer's token holds the segment,
  *   and `FOR KEY SHARE` keeps the segment row so until commit (a takeover's `FOR UPDATE`
  *   waits); when the token no longer holds it, it raises SQLSTATE `IN001`
- *   ({@link NOT_HELD_STATE}) and nothing is written. The
- *   key and the `prev_seq` foreign key still refuse anything but the next record, for any
- *   insert, through the procedure or not. The plan cache is the server's own, invisible to
- *   the session: nothing is prepared by name and no session state is set, so it works through
- *   a transaction-mode pooler. Its values are always parameters, never SQL literals: a refused
- *   append (a fenced writer, a duplicate) would then write the whole record into the server's
- *   log (`log_min_error_statement`), and every running one would show it in `pg_stat_activity`;
- *   a conversation is not for those.
+ *   ({@link NOT_HELD_STATE}) and nothing is written. The key and the `prev_seq` foreign key
+ *   still refuse anything but the next record, for any insert, through the procedure or not.
+ *   The plan cache is the server's own, invisible to the session: nothing is prepared by name
+ *   and no session state is set, so it works through a transaction-mode pooler. Its values are
+ *   always parameters, never SQL literals: a refused append (a fenced writer, a duplicate) would
+ *   then write the whole record into the server's log (`log_min_error_statement`), and every
+ *   running one would show it in `pg_stat_activity`; a conversation is not for those.
  * - `pod_writers` (version 4): the pod's writer lease, one row per pod that ever had a writer:
  *   at most one process writes a pod, across all of its segments. A store takes it (under the
  *   pod's advisory transaction lock) when it is free or has run out, and in the same

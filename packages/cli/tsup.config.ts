@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { cp, readFile, writeFile } from "node:fs/promises";
 import { createRequire, isBuiltin } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig, type Options } from "tsup";
 import { baseConfig } from "../../tsup.base.ts";
@@ -21,7 +21,8 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
  * - dist/vendor/<name>.cjs: each third-party package the bin loads on first use (VENDORS), one
  *   self-contained file each, loaded by a `require("./vendor/<name>.cjs")` in place of the
  *   package, so a command reads and compiles only what it uses and each file has its own
- *   cache entry.
+ *   cache entry. A package several vendors import (a vendor with `exports`: zod) is a file of
+ *   its own, so a run loads and initializes one copy, as Node does from node_modules.
  * - Data files our libraries read beside their own code (DATA_FILES) are copied beside the bundle.
  *
  * Our libraries' code is bundled as published: nothing in it is rewritten.
@@ -56,6 +57,11 @@ interface Vendor {
    * exports is first used, not when the importing module is evaluated.
    */
   readonly onFirstUse?: true;
+  /**
+   * A package other vendors import: the specifiers they import it by (`specifier` and its
+   * subpaths), each one export of the file.
+   */
+  readonly exports?: readonly string[];
 }
 
 const VENDORS: readonly Vendor[] = [
@@ -80,6 +86,14 @@ const VENDORS: readonly Vendor[] = [
   { name: "undici", specifier: "undici", from: ".", build: "require" },
   // The OpenTelemetry SDK and OTLP exporters (src/otlp-sdk.ts): loaded only when an OTLP endpoint is set.
   { name: "otlp", specifier: "./otlp-sdk.ts", from: "./src", build: "require" },
+  // Imported by ai, each provider and the MCP SDK: one copy for all of them.
+  {
+    name: "zod",
+    specifier: "zod",
+    from: "../ai-sdk",
+    build: "import",
+    exports: ["zod", "zod/v3", "zod/v4", "zod/v4-mini"],
+  },
 ];
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -100,21 +114,46 @@ function vendorEntries(): Record<string, string> {
       }
       const entry = join(from, GENERATED_ENTRIES, `${vendor.name}.mjs`);
       mkdirSync(dirname(entry), { recursive: true });
-      writeFileSync(entry, `export * from ${JSON.stringify(vendor.specifier)};\n`);
+      writeFileSync(
+        entry,
+        vendor.exports === undefined
+          ? `export * from ${JSON.stringify(vendor.specifier)};\n`
+          : sharedEntry(vendor.exports),
+      );
       return [`vendor/${vendor.name}`, entry];
     }),
   );
 }
 
+/** A shared vendor's entry: each specifier's module namespace, exported under the specifier. */
+function sharedEntry(specifiers: readonly string[]): string {
+  const imports = specifiers.map((each, i) => `import * as m${i} from ${JSON.stringify(each)};\n`);
+  const names = specifiers.map((each, i) => `m${i} as ${JSON.stringify(each)}`);
+  return `${imports.join("")}export { ${names.join(", ")} };\n`;
+}
+
+/** Where a shared vendor was built from: its package's real directory. */
+function sharedRoot(vendor: Vendor): string {
+  const pkg = createRequire(join(HERE, vendor.from, "package.json")).resolve(`${vendor.specifier}/package.json`);
+  return realpathSync(dirname(pkg)) + sep;
+}
+
+/** In a lazy module's path, what follows SHARED_EXPORT is the export of the shared vendor file. */
+const SHARED_EXPORT = "#";
+
 /**
- * The CommonJS module an ES module's import of `specifier` resolves to: the module itself, or
- * for an `onFirstUse` vendor an object inheriting from a proxy that requires its file on first use.
+ * The CommonJS module an ES module's import of `specifier` resolves to: the module itself, one
+ * export of a shared vendor file, or for an `onFirstUse` vendor an object inheriting from a
+ * proxy that requires its file on first use.
  */
-function lazyRequireModule(specifier: string): string {
+function lazyRequireModule(path: string): string {
+  const [specifier = path, exported] = path.split(SHARED_EXPORT);
   const required = `require(${JSON.stringify(specifier)})`;
+  // No own properties (here and below), so esbuild's __toESM copies none: reads go to the prototype.
+  if (exported !== undefined) return `module.exports = { __proto__: ${required}[${JSON.stringify(exported)}] };`;
   const vendor = VENDORS.find((each) => `./vendor/${each.name}.cjs` === specifier);
   if (vendor?.onFirstUse === true) {
-    // No own properties, so esbuild's __toESM copies none; each read goes to the file, required once.
+    // Each read goes to the file, required once.
     const load = `let loaded; const load = () => (loaded ??= ${required});`;
     return `${load}\nmodule.exports = { __proto__: new Proxy({}, { get: (_, key) => load()[key] }) };`;
   }
@@ -130,10 +169,45 @@ function lazyRequireModule(specifier: string): string {
  * module is (a command's modules only when the command runs).
  */
 function vendorFiles(): Plugin {
-  const bySpecifier = new Map(VENDORS.map((vendor) => [vendor.specifier, `./vendor/${vendor.name}.cjs`]));
+  const bySpecifier = new Map(
+    VENDORS.filter((vendor) => vendor.exports === undefined).map((vendor) => [
+      vendor.specifier,
+      `./vendor/${vendor.name}.cjs`,
+    ]),
+  );
+  const shared = VENDORS.filter((vendor) => vendor.exports !== undefined).map((vendor) => ({
+    vendor,
+    root: sharedRoot(vendor),
+  }));
+  const checking = Symbol("checking the copy a shared package resolves to");
   return {
     name: "insomnia-vendor-files",
     setup(build) {
+      // A vendor's import of a shared package: that file's export, when it resolves to the same copy.
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.pluginData === checking || args.importer.includes(GENERATED_ENTRIES)) return undefined;
+        const owner = shared.find(
+          ({ vendor }) => args.path === vendor.specifier || args.path.startsWith(`${vendor.specifier}/`),
+        );
+        if (owner === undefined) return undefined;
+        const found = await build.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: checking,
+        });
+        // Another version of the package: the importer bundles its own copy, as Node would load one.
+        if (found.errors.length > 0 || !realpathSync(found.path).startsWith(owner.root)) return undefined;
+        if (!owner.vendor.exports?.includes(args.path)) {
+          throw new Error(
+            `${args.importer} imports ${args.path}: add it to the exports of the shared vendor ${owner.vendor.name} (tsup.config.ts)`,
+          );
+        }
+        return {
+          path: `./vendor/${owner.vendor.name}.cjs${SHARED_EXPORT}${args.path}`,
+          namespace: "insomnia-lazy-require",
+        };
+      });
       build.onResolve({ filter: /^\.\/vendor\// }, (args) => ({ path: args.path, external: true }));
       // One of our own modules made a vendor file (otlp): its dynamic import becomes the lazy require of that file.
       build.onResolve({ filter: /^\.\/[^/]+\.ts$/ }, (args) => {

@@ -198,6 +198,18 @@ describe("start-up cost", () => {
     }
   });
 
+  test("ai_the_providers_and_mcp_share_one_zod_file", async () => {
+    // One copy of zod for every SDK file, as Node loads one from node_modules (see VENDORS in tsup.config.ts).
+    const vendor = (name: string) => readFile(join(dirname(BIN), "vendor", `${name}.cjs`), "utf8");
+    const zodError = '$constructor("ZodError"';
+    for (const name of ["ai", "anthropic", "openai", "openai-compatible", "mcp"]) {
+      const code = await vendor(name);
+      expect([name, requiredSpecifiers(code)]).toEqual([name, expect.arrayContaining(["./vendor/zod.cjs"])]);
+      expect([name, code.includes(zodError)]).toEqual([name, false]);
+    }
+    expect(await vendor("zod")).toContain(zodError);
+  });
+
   test("help_and_version_read_no_vendor_file", async () => {
     const bin = await binWithout(await vendorNames());
     expect((await runBin(bin, ["--help"])).code).toBe(0);
@@ -215,7 +227,16 @@ describe("start-up cost", () => {
 
   test("prompt_and_check_never_read_the_ai_sdk_pg_undici_or_the_tokenizer", async () => {
     await configured();
-    const bin = await binWithout(["anthropic", "openai", "openai-compatible", "pg", "o200k-base", "undici"]);
+    const bin = await binWithout([
+      "ai",
+      "anthropic",
+      "openai",
+      "openai-compatible",
+      "zod",
+      "pg",
+      "o200k-base",
+      "undici",
+    ]);
     const prompt = await runBin(bin, ["prompt", "--now", "2026-01-02T03:04:05Z"]);
     expect([prompt.code, prompt.stderr]).toEqual([0, ""]);
     expect(prompt.stdout).toContain(`Work in ${box.ws}.`);

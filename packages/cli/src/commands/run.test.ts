@@ -285,6 +285,28 @@ describe("providers", () => {
     expect(server.requests[0]?.headers.authorization).toBeUndefined();
   });
 
+  test("each_kind_calls_a_tool_and_answers_through_the_bin_and_its_bundled_sdk", async () => {
+    // The bin runs the SDK from dist/vendor (ai, each provider, the zod they share), not the library.
+    const server = await serve((_request, index) =>
+      index % 2 === 0
+        ? { toolCalls: [{ id: `t${index}`, name: "read_file", input: { path: "notes.txt" } }] }
+        : { text: `answer ${index}` },
+    );
+    await box.write("notes.txt", "the notes\n");
+    const kinds = [
+      ["anthropic", "claude-sonnet-4-5", "anthropic"],
+      ["openai", "gpt-5", "openai-responses"],
+      ["openai-compatible", "llama3", "openai-chat"],
+    ] as const;
+    for (const [index, [kind, model, wire]] of kinds.entries()) {
+      const env = await workspace(server, { kind, model });
+      const run = await podProcess(env, "run", "--new", "hi");
+      const [call, answer] = server.requests.slice(2 * index);
+      expect([kind, run.code, run.stdout, call?.wire]).toEqual([kind, 0, `answer ${2 * index + 1}\n`, wire]);
+      expect([kind, answer?.body.toString().includes("the notes")]).toEqual([kind, true]);
+    }
+  });
+
   test("api_key_file_wins_over_the_variable", async () => {
     const server = await serve([{ text: "ok" }]);
     const env = await workspace(server, { extra: "  api_key_file: key.txt" });

@@ -21,8 +21,8 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
  * - dist/vendor/<name>.cjs: each third-party package the bin loads on first use (VENDORS), one
  *   self-contained file each, loaded by a `require("./vendor/<name>.cjs")` in place of the
  *   package, so a command reads and compiles only what it uses and each file has its own
- *   cache entry. A package several vendors import (a vendor with `exports`: zod) is a file of
- *   its own, so a run loads and initializes one copy, as Node does from node_modules.
+ *   cache entry. A package several vendors import (a vendor with `exports`: zod, for the AI SDK)
+ *   is a file of its own, so a run loads and initializes one copy, as Node does from node_modules.
  * - Data files our libraries read beside their own code (DATA_FILES) are copied beside the bundle.
  *
  * Our libraries' code is bundled as published: nothing in it is rewritten.
@@ -62,6 +62,8 @@ interface Vendor {
    * subpaths), each one export of the file.
    */
   readonly exports?: readonly string[];
+  /** Which packages' imports of a shared vendor go to its file (a name ending in `/`: a scope). */
+  readonly sharedBy?: readonly string[];
 }
 
 const VENDORS: readonly Vendor[] = [
@@ -74,7 +76,7 @@ const VENDORS: readonly Vendor[] = [
     from: "../template",
     build: "require",
   },
-  // The AI SDK's streamText/generateText (with its zod): read only by `pod run`, like the providers.
+  // The AI SDK's streamText/generateText: read only by `pod run`, like the providers.
   { name: "ai", specifier: "ai", from: "../ai-sdk", build: "import" },
   { name: "anthropic", specifier: "@ai-sdk/anthropic", from: ".", build: "import" },
   { name: "openai", specifier: "@ai-sdk/openai", from: ".", build: "import" },
@@ -86,13 +88,15 @@ const VENDORS: readonly Vendor[] = [
   { name: "undici", specifier: "undici", from: ".", build: "require" },
   // The OpenTelemetry SDK and OTLP exporters (src/otlp-sdk.ts): loaded only when an OTLP endpoint is set.
   { name: "otlp", specifier: "./otlp-sdk.ts", from: "./src", build: "require" },
-  // Imported by ai, each provider and the MCP SDK: one copy for all of them.
+  // Imported by ai and each provider: one copy for all of them. The MCP SDK keeps its own, tree-shaken
+  // to the part it uses, because `pod prompt` and `pod check` load it when a manifest declares servers.
   {
     name: "zod",
     specifier: "zod",
     from: "../ai-sdk",
     build: "import",
-    exports: ["zod", "zod/v3", "zod/v4", "zod/v4-mini"],
+    exports: ["zod", "zod/v3", "zod/v4"],
+    sharedBy: ["ai", "@ai-sdk/"],
   },
 ];
 
@@ -136,6 +140,21 @@ function sharedEntry(specifiers: readonly string[]): string {
 function sharedRoot(vendor: Vendor): string {
   const pkg = createRequire(join(HERE, vendor.from, "package.json")).resolve(`${vendor.specifier}/package.json`);
   return realpathSync(dirname(pkg)) + sep;
+}
+
+/** The package a bundled file belongs to: the name after its last `node_modules/`. */
+function packageOf(file: string): string | undefined {
+  const at = file.lastIndexOf(`${sep}node_modules${sep}`);
+  if (at === -1) return undefined;
+  const [first = "", second = ""] = file.slice(at + `${sep}node_modules${sep}`.length).split(sep);
+  return first.startsWith("@") ? `${first}/${second}` : first;
+}
+
+/** Whether `vendor` is shared with the package `file` belongs to. */
+function sharedWith(vendor: Vendor, file: string): boolean {
+  const name = packageOf(file);
+  if (name === undefined) return false;
+  return (vendor.sharedBy ?? []).some((each) => (each.endsWith("/") ? name.startsWith(each) : name === each));
 }
 
 /** In a lazy module's path, what follows SHARED_EXPORT is the export of the shared vendor file. */
@@ -183,11 +202,13 @@ function vendorFiles(): Plugin {
   return {
     name: "insomnia-vendor-files",
     setup(build) {
-      // A vendor's import of a shared package: that file's export, when it resolves to the same copy.
+      // A vendor's import of a package shared with it: that file's export, when it resolves to the same copy.
       build.onResolve({ filter: /^[^./]/ }, async (args) => {
         if (args.pluginData === checking || args.importer.includes(GENERATED_ENTRIES)) return undefined;
         const owner = shared.find(
-          ({ vendor }) => args.path === vendor.specifier || args.path.startsWith(`${vendor.specifier}/`),
+          ({ vendor }) =>
+            (args.path === vendor.specifier || args.path.startsWith(`${vendor.specifier}/`)) &&
+            sharedWith(vendor, args.importer),
         );
         if (owner === undefined) return undefined;
         const found = await build.resolve(args.path, {

@@ -21,8 +21,8 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
  * - dist/vendor/<name>.cjs: each third-party package the bin loads on first use (VENDORS), one
  *   self-contained file each, loaded by a `require("./vendor/<name>.cjs")` in place of the
  *   package, so a command reads and compiles only what it uses and each file has its own
- *   cache entry. A package several vendors import (a vendor with `exports`: zod, for the AI SDK)
- *   is a file of its own, so a run loads and initializes one copy, as Node does from node_modules.
+ *   cache entry. A package several vendors import (a `shared` vendor: zod, for the AI SDK) is a
+ *   file of its own, so a run loads and initializes one copy, as Node does from node_modules.
  * - Data files our libraries read beside their own code (DATA_FILES) are copied beside the bundle.
  *
  * Our libraries' code is bundled as published: nothing in it is rewritten.
@@ -58,12 +58,10 @@ interface Vendor {
    */
   readonly onFirstUse?: true;
   /**
-   * A package other vendors import: the specifiers they import it by (`specifier` and its
-   * subpaths), each one export of the file.
+   * A package other vendors import: `entries`, the specifiers they import it by (each one export
+   * of the file), are shared with the files whose path matches `by`.
    */
-  readonly exports?: readonly string[];
-  /** Which packages' imports of a shared vendor go to its file (a name ending in `/`: a scope). */
-  readonly sharedBy?: readonly string[];
+  readonly shared?: { readonly entries: readonly string[]; readonly by: RegExp };
 }
 
 const VENDORS: readonly Vendor[] = [
@@ -95,8 +93,7 @@ const VENDORS: readonly Vendor[] = [
     specifier: "zod",
     from: "../ai-sdk",
     build: "import",
-    exports: ["zod", "zod/v3", "zod/v4"],
-    sharedBy: ["ai", "@ai-sdk/"],
+    shared: { entries: ["zod", "zod/v3", "zod/v4"], by: /\/node_modules\/(?:ai|@ai-sdk\/[^/]+)\// },
   },
 ];
 
@@ -118,43 +115,20 @@ function vendorEntries(): Record<string, string> {
       }
       const entry = join(from, GENERATED_ENTRIES, `${vendor.name}.mjs`);
       mkdirSync(dirname(entry), { recursive: true });
-      writeFileSync(
-        entry,
-        vendor.exports === undefined
-          ? `export * from ${JSON.stringify(vendor.specifier)};\n`
-          : sharedEntry(vendor.exports),
+      // A shared vendor exports each entry's namespace under the entry's name.
+      const entries = vendor.shared?.entries.map(
+        (each) => `export * as ${JSON.stringify(each)} from ${JSON.stringify(each)};`,
       );
+      writeFileSync(entry, `${entries?.join("\n") ?? `export * from ${JSON.stringify(vendor.specifier)};`}\n`);
       return [`vendor/${vendor.name}`, entry];
     }),
   );
 }
 
-/** A shared vendor's entry: each specifier's module namespace, exported under the specifier. */
-function sharedEntry(specifiers: readonly string[]): string {
-  const imports = specifiers.map((each, i) => `import * as m${i} from ${JSON.stringify(each)};\n`);
-  const names = specifiers.map((each, i) => `m${i} as ${JSON.stringify(each)}`);
-  return `${imports.join("")}export { ${names.join(", ")} };\n`;
-}
-
-/** Where a shared vendor was built from: its package's real directory. */
+/** Where a shared vendor is built from: its package's real directory. */
 function sharedRoot(vendor: Vendor): string {
   const pkg = createRequire(join(HERE, vendor.from, "package.json")).resolve(`${vendor.specifier}/package.json`);
   return realpathSync(dirname(pkg)) + sep;
-}
-
-/** The package a bundled file belongs to: the name after its last `node_modules/`. */
-function packageOf(file: string): string | undefined {
-  const at = file.lastIndexOf(`${sep}node_modules${sep}`);
-  if (at === -1) return undefined;
-  const [first = "", second = ""] = file.slice(at + `${sep}node_modules${sep}`.length).split(sep);
-  return first.startsWith("@") ? `${first}/${second}` : first;
-}
-
-/** Whether `vendor` is shared with the package `file` belongs to. */
-function sharedWith(vendor: Vendor, file: string): boolean {
-  const name = packageOf(file);
-  if (name === undefined) return false;
-  return (vendor.sharedBy ?? []).some((each) => (each.endsWith("/") ? name.startsWith(each) : name === each));
 }
 
 /** In a lazy module's path, what follows SHARED_EXPORT is the export of the shared vendor file. */
@@ -188,46 +162,33 @@ function lazyRequireModule(path: string): string {
  * module is (a command's modules only when the command runs).
  */
 function vendorFiles(): Plugin {
-  const bySpecifier = new Map(
-    VENDORS.filter((vendor) => vendor.exports === undefined).map((vendor) => [
-      vendor.specifier,
-      `./vendor/${vendor.name}.cjs`,
-    ]),
+  const unshared = VENDORS.filter((vendor) => vendor.shared === undefined);
+  const bySpecifier = new Map(unshared.map((vendor) => [vendor.specifier, `./vendor/${vendor.name}.cjs`]));
+  const shared = VENDORS.flatMap((vendor) =>
+    vendor.shared === undefined ? [] : [{ ...vendor.shared, vendor, root: sharedRoot(vendor) }],
   );
-  const shared = VENDORS.filter((vendor) => vendor.exports !== undefined).map((vendor) => ({
-    vendor,
-    root: sharedRoot(vendor),
-  }));
   const checking = Symbol("checking the copy a shared package resolves to");
   return {
     name: "insomnia-vendor-files",
     setup(build) {
-      // A vendor's import of a package shared with it: that file's export, when it resolves to the same copy.
+      // An import of a package shared with the importer: one export of its file, when it is the same copy.
       build.onResolve({ filter: /^[^./]/ }, async (args) => {
-        if (args.pluginData === checking || args.importer.includes(GENERATED_ENTRIES)) return undefined;
+        const { path, importer } = args;
         const owner = shared.find(
-          ({ vendor }) =>
-            (args.path === vendor.specifier || args.path.startsWith(`${vendor.specifier}/`)) &&
-            sharedWith(vendor, args.importer),
+          ({ vendor, by }) =>
+            by.test(importer) && (path === vendor.specifier || path.startsWith(`${vendor.specifier}/`)),
         );
-        if (owner === undefined) return undefined;
-        const found = await build.resolve(args.path, {
-          kind: args.kind,
-          importer: args.importer,
-          resolveDir: args.resolveDir,
-          pluginData: checking,
-        });
-        // Another version of the package: the importer bundles its own copy, as Node would load one.
-        if (found.errors.length > 0 || !realpathSync(found.path).startsWith(owner.root)) return undefined;
-        if (!owner.vendor.exports?.includes(args.path)) {
+        if (owner === undefined || args.pluginData === checking) return undefined;
+        const found = await build.resolve(path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: checking });
+        // Another version of the package (or none): bundled where it is used, as Node would load it.
+        if (!found.path.startsWith(owner.root)) return undefined;
+        const name = owner.vendor.name;
+        if (!owner.entries.includes(path)) {
           throw new Error(
-            `${args.importer} imports ${args.path}: add it to the exports of the shared vendor ${owner.vendor.name} (tsup.config.ts)`,
+            `${importer} imports ${path}: add it to the entries of the shared vendor ${name} (tsup.config.ts)`,
           );
         }
-        return {
-          path: `./vendor/${owner.vendor.name}.cjs${SHARED_EXPORT}${args.path}`,
-          namespace: "insomnia-lazy-require",
-        };
+        return { path: `./vendor/${name}.cjs${SHARED_EXPORT}${path}`, namespace: "insomnia-lazy-require" };
       });
       build.onResolve({ filter: /^\.\/vendor\// }, (args) => ({ path: args.path, external: true }));
       // One of our own modules made a vendor file (otlp): its dynamic import becomes the lazy require of that file.
